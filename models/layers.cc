@@ -1,0 +1,183 @@
+#include "models/layers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace gbasim {
+
+void linear_forward(const RowMatrixXf& x, ConstMatrixMap w, ConstVectorMap bias, RowMatrixXf& y) {
+  y.resize(x.rows(), w.cols());
+  y.noalias() = x * w;
+  y.rowwise() += bias.transpose();
+}
+
+void linear_backward(const RowMatrixXf& x, ConstMatrixMap w, const RowMatrixXf& dy, MatrixMap dw,
+                     VectorMap dbias, RowMatrixXf* dx) {
+  dw.noalias() += x.transpose() * dy;
+  dbias += dy.colwise().sum().transpose();
+  if (dx != nullptr) {
+    dx->resize(dy.rows(), w.rows());
+    dx->noalias() = dy * w.transpose();
+  }
+}
+
+void relu_forward(RowMatrixXf& x) { x = x.cwiseMax(0.0f); }
+
+void relu_backward(const RowMatrixXf& y, RowMatrixXf& dy) {
+  dy.array() *= (y.array() > 0.0f).cast<float>();
+}
+
+Mlp Mlp::build(const std::string& name, int in, const std::vector<int>& widths, bool relu_last,
+               DenseLayout& layout) {
+  Mlp mlp;
+  mlp.relu_last = relu_last;
+  for (int width : widths) {
+    const std::string prefix = name + "." + std::to_string(mlp.layers.size());
+    Layer layer{in, width, layout.add(prefix + ".weight", int64_t{in} * width),
+                layout.add(prefix + ".bias", width)};
+    mlp.layers.push_back(layer);
+    in = width;
+  }
+  return mlp;
+}
+
+int64_t Mlp::multiply_adds() const {
+  int64_t total = 0;
+  for (const auto& l : layers) total += int64_t{l.in} * l.out;
+  return total;
+}
+
+namespace {
+
+ConstMatrixMap weight_of(const Mlp::Layer& l, const Eigen::VectorXf& params) {
+  return ConstMatrixMap(params.data() + l.weight, l.in, l.out);
+}
+
+bool has_relu(const Mlp& mlp, size_t layer) {
+  return layer + 1 < mlp.layers.size() || mlp.relu_last;
+}
+
+}  // namespace
+
+void mlp_forward(const Mlp& mlp, const Eigen::VectorXf& params, MlpCache& cache) {
+  cache.acts.resize(mlp.layers.size() + 1);
+  for (size_t i = 0; i < mlp.layers.size(); ++i) {
+    const auto& l = mlp.layers[i];
+    linear_forward(cache.acts[i], weight_of(l, params), ConstVectorMap(params.data() + l.bias, l.out),
+                   cache.acts[i + 1]);
+    if (has_relu(mlp, i)) relu_forward(cache.acts[i + 1]);
+  }
+}
+
+void mlp_backward(const Mlp& mlp, const Eigen::VectorXf& params, const MlpCache& cache,
+                  RowMatrixXf& dy, Eigen::VectorXf& dparams, RowMatrixXf* dx) {
+  RowMatrixXf d_in;
+  for (size_t i = mlp.layers.size(); i-- > 0;) {
+    const auto& l = mlp.layers[i];
+    if (has_relu(mlp, i)) relu_backward(cache.acts[i + 1], dy);
+    RowMatrixXf* target = i > 0 ? &d_in : dx;
+    linear_backward(cache.acts[i], weight_of(l, params), dy, MatrixMap(dparams.data() + l.weight, l.in, l.out),
+                    VectorMap(dparams.data() + l.bias, l.out), target);
+    if (i > 0) std::swap(dy, d_in);
+  }
+}
+
+FieldGroups::FieldGroups(const RowMatrixXi& ids) {
+  const Eigen::Index b = ids.rows(), num_fields = ids.cols();
+  unique_ids.resize(num_fields);
+  position.resize(num_fields);
+  std::vector<int64_t> keyed(b);
+  for (Eigen::Index f = 0; f < num_fields; ++f) {
+    // Sort (id, sample) packed in one integer, then walk runs of equal ids.
+    for (Eigen::Index i = 0; i < b; ++i) keyed[i] = (int64_t{ids(i, f)} << 32) | i;
+    std::sort(keyed.begin(), keyed.end());
+    auto& unique = unique_ids[f];
+    auto& pos = position[f];
+    unique.clear();
+    pos.resize(b);
+    for (int64_t key : keyed) {
+      const auto id = static_cast<int32_t>(key >> 32);
+      if (unique.empty() || unique.back() != id) unique.push_back(id);
+      pos[key & 0xffffffff] = static_cast<int32_t>(unique.size() - 1);
+    }
+  }
+}
+
+void embedding_forward(const RowMatrixXi& ids, const std::vector<RowMatrixXf>& tables, int first,
+                       RowMatrixXf& e) {
+  const Eigen::Index b = ids.rows(), num_fields = ids.cols();
+  const int k = static_cast<int>(tables[first].cols());
+  e.resize(b, num_fields * k);
+  for (Eigen::Index i = 0; i < b; ++i)
+    for (Eigen::Index f = 0; f < num_fields; ++f)
+      e.row(i).segment(f * k, k) = tables[first + f].row(ids(i, f));
+}
+
+void embedding_backward(const FieldGroups& groups, const RowMatrixXf& de, int k, int first,
+                        std::vector<SparseRows>& grads) {
+  const Eigen::Index b = de.rows();
+  for (size_t f = 0; f < groups.unique_ids.size(); ++f) {
+    SparseRows& g = grads[first + f];
+    g.rows = groups.unique_ids[f];
+    g.values.setZero(static_cast<Eigen::Index>(g.rows.size()), k);
+    const auto& pos = groups.position[f];
+    for (Eigen::Index i = 0; i < b; ++i) g.values.row(pos[i]) += de.row(i).segment(f * k, k);
+  }
+}
+
+void fm_forward(const RowMatrixXf& e, int num_fields, int k, Eigen::VectorXf& y, RowMatrixXf& sum) {
+  const Eigen::Index b = e.rows();
+  sum.setZero(b, k);
+  for (int f = 0; f < num_fields; ++f) sum += e.middleCols(f * k, k);
+  y = 0.5f * (sum.rowwise().squaredNorm() - e.rowwise().squaredNorm());
+}
+
+void fm_backward(const RowMatrixXf& e, int num_fields, int k, const RowMatrixXf& sum,
+                 const Eigen::VectorXf& dy, RowMatrixXf& de) {
+  for (int f = 0; f < num_fields; ++f) {
+    de.middleCols(f * k, k).array() += (sum - e.middleCols(f * k, k)).array().colwise() * dy.array();
+  }
+}
+
+void dot_interaction_forward(const RowMatrixXf& z, int n, int k, RowMatrixXf& p, int offset) {
+  RowMatrixXf gram(n, n);
+  for (Eigen::Index s = 0; s < z.rows(); ++s) {
+    const ConstMatrixMap zs(z.row(s).data(), n, k);
+    gram.noalias() = zs * zs.transpose();
+    int col = offset;
+    for (int i = 1; i < n; ++i)
+      for (int j = 0; j < i; ++j) p(s, col++) = gram(i, j);
+  }
+}
+
+void dot_interaction_backward(const RowMatrixXf& z, int n, int k, const RowMatrixXf& dp, int offset,
+                              RowMatrixXf& dz) {
+  // d(z_i . z_j) adds dp z_j to dz_i and dp z_i to dz_j: dz_s = (D + D^T) z_s with D the
+  // strictly lower-triangular matrix of the dp values.
+  RowMatrixXf d = RowMatrixXf::Zero(n, n);
+  for (Eigen::Index s = 0; s < z.rows(); ++s) {
+    int col = offset;
+    for (int i = 1; i < n; ++i)
+      for (int j = 0; j < i; ++j) d(i, j) = d(j, i) = dp(s, col++);
+    const ConstMatrixMap zs(z.row(s).data(), n, k);
+    MatrixMap dzs(dz.row(s).data(), n, k);
+    dzs.noalias() += d * zs;
+  }
+}
+
+double logistic_loss(const Eigen::VectorXf& logits, const Eigen::VectorXf& labels,
+                     Eigen::VectorXf& dlogits) {
+  const Eigen::Index b = logits.size();
+  dlogits.resize(b);
+  double total = 0.0;
+  for (Eigen::Index i = 0; i < b; ++i) {
+    const double z = logits[i];
+    // log(1 + e^z) - y z, computed without overflow.
+    total += std::max(z, 0.0) + std::log1p(std::exp(-std::abs(z))) - labels[i] * z;
+    dlogits[i] = static_cast<float>((1.0 / (1.0 + std::exp(-z)) - labels[i]) / static_cast<double>(b));
+  }
+  return total / static_cast<double>(b);
+}
+
+}  // namespace gbasim
