@@ -55,14 +55,14 @@ Teacher make_teacher(const SyntheticConfig& c, const std::vector<int64_t>& cards
   t.dense_weight.resize(c.num_dense);
   for (float& w : t.dense_weight) w = normal(rng);
 
+  // Interactions are FM-like: every pair among a random subset of the nonlinear fields.
   const int nl = static_cast<int>(t.nonlinear_fields.size());
-  std::vector<std::pair<int, int>> all_pairs;
-  for (int i = 0; i < nl; ++i)
-    for (int j = i + 1; j < nl; ++j) all_pairs.emplace_back(t.nonlinear_fields[i], t.nonlinear_fields[j]);
-  std::shuffle(all_pairs.begin(), all_pairs.end(), rng);
-  all_pairs.resize(std::min<size_t>(all_pairs.size(), c.interaction_pairs));
-  std::sort(all_pairs.begin(), all_pairs.end());
-  t.pairs = all_pairs;
+  std::vector<int> interacting = t.nonlinear_fields;
+  std::shuffle(interacting.begin(), interacting.end(), rng);
+  interacting.resize(std::min<size_t>(interacting.size(), c.interaction_fields));
+  std::sort(interacting.begin(), interacting.end());
+  for (size_t i = 0; i < interacting.size(); ++i)
+    for (size_t j = i + 1; j < interacting.size(); ++j) t.pairs.emplace_back(interacting[i], interacting[j]);
 
   const int in = nl * c.teacher_dim + c.num_dense;
   // Pre-activations of standard deviation about 1.5 put tanh well into its nonlinear range.
@@ -212,7 +212,7 @@ void validate(const SyntheticConfig& c) {
                         {c.interaction_std, "interaction_std"}, {c.mlp_std, "mlp_std"}}) {
     require(v >= 0.0, key, "must not be negative");
   }
-  require(c.interaction_pairs >= 0, "interaction_pairs", "must not be negative");
+  require(c.interaction_fields >= 0, "interaction_fields", "must not be negative");
   require(c.teacher_dim >= 1, "teacher_dim", "must be at least 1");
   require(c.teacher_mlp_width >= 1, "teacher_mlp_width", "must be at least 1");
   require(c.days >= 1, "days", "must be at least 1");

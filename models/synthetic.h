@@ -11,7 +11,7 @@
 namespace gbasim {
 
 struct SyntheticConfig {
-  int64_t train_samples = 500'000;
+  int64_t train_samples = 2'000'000;
   int64_t test_samples = 100'000;
   int num_fields = 26;
   int num_dense = 13;
@@ -21,12 +21,12 @@ struct SyntheticConfig {
   double target_ctr = 0.25;
   // The teacher logit is bias + linear + dense + interaction + mlp; each term is scaled so
   // that its standard deviation over the samples equals the value below.
-  double linear_std = 0.8;
-  double dense_std = 0.3;
-  double interaction_std = 0.6;
-  double mlp_std = 0.6;
-  int64_t nonlinear_max_cardinality = 1'000;  // fields at most this large feed interactions/MLP
-  int interaction_pairs = 8;
+  double linear_std = 0.5;
+  double dense_std = 0.7;
+  double interaction_std = 0.8;
+  double mlp_std = 0.3;
+  int64_t nonlinear_max_cardinality = 300;  // fields at most this large feed interactions/MLP
+  int interaction_fields = 6;         // nonlinear fields whose every pair interacts
   int teacher_dim = 8;                // hidden vector of each value of a nonlinear field
   int teacher_mlp_width = 32;
   double label_flip = 0.0;            // probability that a drawn label is flipped

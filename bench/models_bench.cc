@@ -1,0 +1,70 @@
+// Samples per second of one training step (forward, backward, optimizer) of every model,
+// and the single-core matrix-multiply rate the MLP layers are measured against.
+#include <benchmark/benchmark.h>
+
+#include "models/model.h"
+#include "models/optimizer.h"
+#include "models/synthetic.h"
+
+namespace gbasim {
+namespace {
+
+// The default data set's shape (26 fields, 10 to 10^5 values, 13 dense features), with
+// enough samples for a few thousand distinct batches.
+const SyntheticData& bench_data() {
+  static const SyntheticData data = [] {
+    SyntheticConfig c;
+    c.train_samples = 200'000;
+    c.test_samples = 1'000;
+    return generate_synthetic(c);
+  }();
+  return data;
+}
+
+void BM_TrainStep(benchmark::State& state, ModelKind kind) {
+  const int64_t b = state.range(0);
+  const Dataset& train = bench_data().train;
+  ModelConfig config;
+  config.kind = kind;
+  const Model model(config, train.cardinalities, train.num_dense);
+  Parameters params = model.init_parameters(1);
+  Optimizer optimizer(OptimizerConfig{}, params);
+  ShardIterator data(train, 0, 1, 1);
+  std::vector<Batch> batches;
+  for (int i = 0; i < 16; ++i) batches.push_back(data.next(b));
+  Gradient grad;
+  size_t i = 0;
+  for (auto _ : state) {
+    const Batch& batch = batches[i++ % batches.size()];
+    benchmark::DoNotOptimize(model.forward_backward(params, batch, grad));
+    optimizer.apply(params, grad);
+  }
+  state.SetItemsProcessed(state.iterations() * b);
+  state.counters["samples_per_s"] = benchmark::Counter(static_cast<double>(b), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["model_gflops"] = benchmark::Counter(model.flops_per_sample() * b * 1e-9,
+                                                      benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The MLP's largest multiply at DeepFM's shape: (b x 429) x (429 x 128), row-major.
+void BM_MatmulCeiling(benchmark::State& state) {
+  const int64_t b = state.range(0), in = 26 * 16 + 13, out = 128;
+  const RowMatrixXf x = RowMatrixXf::Random(b, in), w = RowMatrixXf::Random(in, out);
+  RowMatrixXf y(b, out);
+  for (auto _ : state) {
+    y.noalias() = x * w;
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["gflops"] = benchmark::Counter(2.0 * b * in * out * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+BENCHMARK_CAPTURE(BM_TrainStep, lr, ModelKind::kLR)->Arg(256)->Arg(4096)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_TrainStep, fm, ModelKind::kFM)->Arg(256)->Arg(4096)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_TrainStep, deepfm, ModelKind::kDeepFM)->Arg(256)->Arg(4096)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_TrainStep, widedeep, ModelKind::kWideDeep)->Arg(256)->Arg(4096)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_TrainStep, dlrm, ModelKind::kDLRM)->Arg(256)->Arg(4096)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_MatmulCeiling)->Arg(256)->Arg(4096)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace gbasim
+
+BENCHMARK_MAIN();

@@ -1,0 +1,16 @@
+// The gbasim subcommands. Each takes the arguments after its name and returns the exit code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gbasim {
+
+int run_train(const std::vector<std::string>& args);
+int run_data(const std::vector<std::string>& args);
+
+// Parses a comma-separated list of positive integers ("128,64"); `option` names the
+// option in the error.
+std::vector<int> parse_widths(const std::string& text, const std::string& option);
+
+}  // namespace gbasim

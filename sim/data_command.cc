@@ -1,0 +1,38 @@
+// gbasim data: what a data set looks like to the models.
+#include <boost/program_options.hpp>
+#include <iostream>
+
+#include "sim/commands.h"
+#include "sim/data_options.h"
+#include "sim/output.h"
+
+namespace gbasim {
+
+namespace po = boost::program_options;
+
+int run_data(const std::vector<std::string>& args) {
+  DataOptions data_options;
+  std::string out_path;
+  po::options_description desc("gbasim data [options]\n\nDescribes a data set as JSON on standard output");
+  desc.add_options()("help,h", "show this help")(
+      "out", po::value(&out_path)->value_name("FILE"), "also write the description to FILE");
+  add_data_options(desc, data_options);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).run(), vm);
+  if (vm.count("help")) {
+    std::cout << desc << '\n';
+    return 0;
+  }
+  po::notify(vm);
+
+  const LoadedData data = load_data(data_options);
+  nlohmann::ordered_json doc;
+  doc["data"] = data.description;
+  doc["cardinalities"] = data.train.cardinalities;
+  if (data.bayes_auc) doc["bayes_auc"] = *data.bayes_auc;
+  if (!out_path.empty()) write_json_atomically(out_path, doc);
+  std::cout << doc.dump(2) << '\n';
+  return 0;
+}
+
+}  // namespace gbasim

@@ -1,0 +1,46 @@
+// gbasim: time-to-AUC of synchronous, asynchronous and GBA training on a simulated cluster.
+#include <boost/program_options/errors.hpp>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "models/errors.h"
+#include "sim/commands.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: gbasim <command> [options]
+
+Commands:
+  train    single-process training of one model on synthetic or Criteo data; writes a
+           JSON result with the test AUC / log-loss curve
+  data     describe a data set: sizes, click-through rate, field cardinalities and, for
+           synthetic data, the Bayes-optimal test AUC
+
+'gbasim <command> --help' lists a command's options.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  try {
+    if (command == "train") return gbasim::run_train(args);
+    if (command == "data") return gbasim::run_data(args);
+    std::cerr << "gbasim: unknown command '" << command << "'\n\n" << kUsage;
+    return 2;
+  } catch (const gbasim::InputError& e) {
+    std::cerr << "gbasim " << command << ": error: " << e.what() << '\n';
+    return 2;
+  } catch (const boost::program_options::error& e) {
+    std::cerr << "gbasim " << command << ": error: " << e.what() << "\n(see 'gbasim " << command
+              << " --help')\n";
+    return 2;
+  }
+}

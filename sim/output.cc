@@ -1,0 +1,39 @@
+#include "sim/output.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+#include <unistd.h>
+
+#include "models/errors.h"
+
+namespace gbasim {
+
+void write_json_atomically(const std::string& path, const nlohmann::ordered_json& doc) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) {
+    fs::create_directories(target.parent_path(), ec);
+    if (ec) throw InputError(path + ": cannot create folder: " + ec.message());
+  }
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary);
+    if (!out) throw InputError(path + ": cannot write (" + temporary + ")");
+    out << doc.dump(2) << '\n';
+    out.close();
+    if (!out) {
+      fs::remove(temporary, ec);
+      throw InputError(path + ": write failed");
+    }
+  }
+  fs::rename(temporary, target, ec);
+  if (ec) {
+    fs::remove(temporary, ec);
+    throw InputError(path + ": cannot rename into place");
+  }
+}
+
+}  // namespace gbasim
