@@ -29,7 +29,8 @@ std::optional<std::string> parse_line(std::string_view line, int64_t table_size,
   size_t start = 0;
   while (true) {
     const size_t tab = line.find('\t', start);
-    if (count < kColumns) columns[count] = line.substr(start, tab == std::string_view::npos ? tab : tab - start);
+    if (count < kColumns)
+      columns[count] = line.substr(start, tab == std::string_view::npos ? tab : tab - start);
     ++count;
     if (tab == std::string_view::npos) break;
     start = tab + 1;
@@ -101,7 +102,8 @@ CriteoFile parse_criteo(std::istream& in, const std::string& name, const CriteoO
     if (!view.empty() && view.back() == '\r') view.remove_suffix(1);
     float label = 0.0f;
     if (auto error = parse_line(view, options.table_size, label, dense, ids)) {
-      if (!options.skip_bad_lines) throw InputError(name + ":" + std::to_string(number) + ": " + *error);
+      if (!options.skip_bad_lines)
+        throw InputError(name + ":" + std::to_string(number) + ": " + *error);
       ++out.bad_lines;
       continue;
     }

@@ -20,8 +20,10 @@ Dataset copy_rows(const Dataset& data, int64_t begin, int64_t end) {
   out.num_fields = data.num_fields;
   out.num_dense = data.num_dense;
   out.cardinalities = data.cardinalities;
-  out.ids.assign(data.ids.begin() + begin * data.num_fields, data.ids.begin() + end * data.num_fields);
-  out.dense.assign(data.dense.begin() + begin * data.num_dense, data.dense.begin() + end * data.num_dense);
+  out.ids.assign(data.ids.begin() + begin * data.num_fields,
+                 data.ids.begin() + end * data.num_fields);
+  out.dense.assign(data.dense.begin() + begin * data.num_dense,
+                   data.dense.begin() + end * data.num_dense);
   out.labels.assign(data.labels.begin() + begin, data.labels.begin() + end);
   if (!data.true_prob.empty()) {
     out.true_prob.assign(data.true_prob.begin() + begin, data.true_prob.begin() + end);
@@ -86,8 +88,8 @@ Batch ShardIterator::next(int64_t batch_size) {
       ++epoch_;
       reshuffle();
     }
-    const int64_t take = std::min(batch_size - static_cast<int64_t>(rows.size()),
-                                  shard_size() - position_);
+    const int64_t take =
+        std::min(batch_size - static_cast<int64_t>(rows.size()), shard_size() - position_);
     rows.insert(rows.end(), order_.begin() + position_, order_.begin() + position_ + take);
     position_ += take;
   }

@@ -31,8 +31,8 @@ struct Dataset {
 
 // One batch: b rows copied out of a data set.
 struct Batch {
-  RowMatrixXf dense;      // b x D
-  RowMatrixXi ids;        // b x F
+  RowMatrixXf dense;       // b x D
+  RowMatrixXi ids;         // b x F
   Eigen::VectorXf labels;  // b
 
   int64_t size() const { return labels.size(); }

@@ -55,7 +55,8 @@ void Gradient::accumulate(const Gradient& other) {
 
 int64_t Gradient::bytes() const {
   int64_t total = 4 * dense.size();
-  for (const auto& t : tables) total += static_cast<int64_t>(t.rows.size()) * (8 + 4 * t.values.cols());
+  for (const auto& t : tables)
+    total += static_cast<int64_t>(t.rows.size()) * (8 + 4 * t.values.cols());
   return total;
 }
 
@@ -63,7 +64,8 @@ Gradient Gradient::zeros_like(const Gradient& like) {
   Gradient g;
   g.dense = Eigen::VectorXf::Zero(like.dense.size());
   g.tables.resize(like.tables.size());
-  for (size_t t = 0; t < like.tables.size(); ++t) g.tables[t].values.resize(0, like.tables[t].values.cols());
+  for (size_t t = 0; t < like.tables.size(); ++t)
+    g.tables[t].values.resize(0, like.tables[t].values.cols());
   return g;
 }
 

@@ -64,8 +64,8 @@ void mlp_forward(const Mlp& mlp, const Eigen::VectorXf& params, MlpCache& cache)
   cache.acts.resize(mlp.layers.size() + 1);
   for (size_t i = 0; i < mlp.layers.size(); ++i) {
     const auto& l = mlp.layers[i];
-    linear_forward(cache.acts[i], weight_of(l, params), ConstVectorMap(params.data() + l.bias, l.out),
-                   cache.acts[i + 1]);
+    linear_forward(cache.acts[i], weight_of(l, params),
+                   ConstVectorMap(params.data() + l.bias, l.out), cache.acts[i + 1]);
     if (has_relu(mlp, i)) relu_forward(cache.acts[i + 1]);
   }
 }
@@ -77,7 +77,8 @@ void mlp_backward(const Mlp& mlp, const Eigen::VectorXf& params, const MlpCache&
     const auto& l = mlp.layers[i];
     if (has_relu(mlp, i)) relu_backward(cache.acts[i + 1], dy);
     RowMatrixXf* target = i > 0 ? &d_in : dx;
-    linear_backward(cache.acts[i], weight_of(l, params), dy, MatrixMap(dparams.data() + l.weight, l.in, l.out),
+    linear_backward(cache.acts[i], weight_of(l, params), dy,
+                    MatrixMap(dparams.data() + l.weight, l.in, l.out),
                     VectorMap(dparams.data() + l.bias, l.out), target);
     if (i > 0) std::swap(dy, d_in);
   }
@@ -136,7 +137,8 @@ void fm_forward(const RowMatrixXf& e, int num_fields, int k, Eigen::VectorXf& y,
 void fm_backward(const RowMatrixXf& e, int num_fields, int k, const RowMatrixXf& sum,
                  const Eigen::VectorXf& dy, RowMatrixXf& de) {
   for (int f = 0; f < num_fields; ++f) {
-    de.middleCols(f * k, k).array() += (sum - e.middleCols(f * k, k)).array().colwise() * dy.array();
+    de.middleCols(f * k, k).array() +=
+        (sum - e.middleCols(f * k, k)).array().colwise() * dy.array();
   }
 }
 
@@ -175,7 +177,8 @@ double logistic_loss(const Eigen::VectorXf& logits, const Eigen::VectorXf& label
     const double z = logits[i];
     // log(1 + e^z) - y z, computed without overflow.
     total += std::max(z, 0.0) + std::log1p(std::exp(-std::abs(z))) - labels[i] * z;
-    dlogits[i] = static_cast<float>((1.0 / (1.0 + std::exp(-z)) - labels[i]) / static_cast<double>(b));
+    dlogits[i] =
+        static_cast<float>((1.0 / (1.0 + std::exp(-z)) - labels[i]) / static_cast<double>(b));
   }
   return total / static_cast<double>(b);
 }

@@ -13,7 +13,8 @@ double roc_auc(std::span<const float> scores, std::span<const float> labels) {
   if (scores.size() != labels.size()) throw std::invalid_argument("roc_auc: size mismatch");
   std::vector<uint32_t> order(scores.size());
   std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return scores[a] < scores[b]; });
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return scores[a] < scores[b]; });
 
   // Walk groups of equal scores upwards; each positive beats every negative below its
   // group and ties half of the negatives inside it.

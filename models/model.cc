@@ -18,11 +18,16 @@ ModelKind parse_model_kind(const std::string& name) {
 
 std::string model_name(ModelKind kind) {
   switch (kind) {
-    case ModelKind::kLR: return "lr";
-    case ModelKind::kFM: return "fm";
-    case ModelKind::kDeepFM: return "deepfm";
-    case ModelKind::kWideDeep: return "widedeep";
-    case ModelKind::kDLRM: return "dlrm";
+    case ModelKind::kLR:
+      return "lr";
+    case ModelKind::kFM:
+      return "fm";
+    case ModelKind::kDeepFM:
+      return "deepfm";
+    case ModelKind::kWideDeep:
+      return "widedeep";
+    case ModelKind::kDLRM:
+      return "dlrm";
   }
   return "?";
 }
@@ -86,7 +91,8 @@ Parameters Model::init_parameters(uint64_t seed) const {
     }
   }
   if (wide_) {
-    for (int f = 0; f < num_fields_; ++f) p.tables.push_back(RowMatrixXf::Zero(cardinalities_[f], 1));
+    for (int f = 0; f < num_fields_; ++f)
+      p.tables.push_back(RowMatrixXf::Zero(cardinalities_[f], 1));
   }
   if (embedding_ >= 0) {
     std::normal_distribution<float> normal(0.0f, 0.01f);
@@ -106,7 +112,8 @@ void Model::run_forward(const Parameters& params, const Batch& batch, Cache& c) 
   c.logits.setConstant(b, w[bias_]);
   if (wide_) {
     for (Eigen::Index i = 0; i < b; ++i)
-      for (int f = 0; f < num_fields_; ++f) c.logits[i] += params.tables[first_order_ + f](batch.ids(i, f), 0);
+      for (int f = 0; f < num_fields_; ++f)
+        c.logits[i] += params.tables[first_order_ + f](batch.ids(i, f), 0);
     c.logits.noalias() += batch.dense * ConstVectorMap(w.data() + dense_weight_, num_dense_);
   }
   if (embedding_ >= 0) embedding_forward(batch.ids, params.tables, embedding_, c.e);
@@ -163,7 +170,8 @@ double Model::forward_backward(const Parameters& params, const Batch& batch, Gra
 
   const FieldGroups groups(batch.ids);
   if (wide_) {
-    VectorMap(grad.dense.data() + dense_weight_, num_dense_).noalias() = batch.dense.transpose() * dlogits;
+    VectorMap(grad.dense.data() + dense_weight_, num_dense_).noalias() =
+        batch.dense.transpose() * dlogits;
     const RowMatrixXf d_first = dlogits.replicate(1, num_fields_);
     embedding_backward(groups, d_first, 1, first_order_, grad.tables);
   }

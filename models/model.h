@@ -22,7 +22,7 @@ std::string model_name(ModelKind kind);
 struct ModelConfig {
   ModelKind kind = ModelKind::kDeepFM;
   int embedding_dim = 16;
-  std::vector<int> mlp = {128, 64};   // hidden widths of the deep part (DLRM: the top MLP)
+  std::vector<int> mlp = {128, 64};    // hidden widths of the deep part (DLRM: the top MLP)
   std::vector<int> bottom_mlp = {64};  // DLRM: hidden widths of the bottom MLP, which then
                                        // maps to embedding_dim
 };
@@ -62,8 +62,8 @@ class Model {
   bool wide_ = false, fm_ = false, deep_ = false, dlrm_ = false;
   DenseLayout layout_;
   int64_t bias_ = 0, dense_weight_ = 0;  // wide part: global bias, dense-feature weights
-  int first_order_ = -1;                  // index of field 0's first-order (dim 1) table
-  int embedding_ = -1;                    // index of field 0's embedding table
+  int first_order_ = -1;                 // index of field 0's first-order (dim 1) table
+  int embedding_ = -1;                   // index of field 0's embedding table
   Mlp deep_mlp_, bottom_mlp_, top_mlp_;
 };
 

@@ -21,10 +21,10 @@ std::string optimizer_name(OptimizerKind kind);
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::kAdam;
   double learning_rate = 1e-3;
-  double l2 = 0.0;            // adds l2 * w to the gradient of every value it updates
-  double beta1 = 0.9;         // Adam
-  double beta2 = 0.999;       // Adam
-  double epsilon = 1e-8;      // Adam and Adagrad
+  double l2 = 0.0;               // adds l2 * w to the gradient of every value it updates
+  double beta1 = 0.9;            // Adam
+  double beta2 = 0.999;          // Adam
+  double epsilon = 1e-8;         // Adam and Adagrad
   double adagrad_initial = 0.0;  // Adagrad's starting accumulator
 };
 
@@ -41,7 +41,11 @@ class Optimizer {
   const OptimizerConfig& config() const { return config_; }
 
  private:
-  void update(float* w, const float* g, float* m, float* v, int64_t n) const;
+  struct StepRates {
+    float lr, eps;  // this step's learning rate and epsilon (Adam: bias-corrected)
+  };
+  void update(float* w, const float* g, float* m, float* v, int64_t n,
+              const StepRates& rates) const;
 
   OptimizerConfig config_;
   int64_t steps_ = 0;

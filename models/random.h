@@ -10,8 +10,8 @@ namespace gbasim {
 using Rng = std::mt19937_64;
 
 inline Rng make_rng(uint64_t seed, uint64_t stream, uint64_t substream = 0) {
-  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
-                    static_cast<uint32_t>(stream), static_cast<uint32_t>(stream >> 32),
+  std::seed_seq seq{static_cast<uint32_t>(seed),      static_cast<uint32_t>(seed >> 32),
+                    static_cast<uint32_t>(stream),    static_cast<uint32_t>(stream >> 32),
                     static_cast<uint32_t>(substream), static_cast<uint32_t>(substream >> 32)};
   return Rng(seq);
 }

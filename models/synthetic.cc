@@ -17,10 +17,10 @@ struct Teacher {
   std::vector<RowMatrixXf> hidden;               // [field]: cardinality x teacher_dim, or empty
   Eigen::VectorXf dense_weight;                  // D
   std::vector<int> nonlinear_fields;
-  std::vector<std::pair<int, int>> pairs;        // interacting fields
-  Eigen::MatrixXf mlp_w1;                        // (|nonlinear| * teacher_dim + D) x width
-  Eigen::RowVectorXf mlp_b1;                     // width
-  Eigen::VectorXf mlp_w2;                        // width
+  std::vector<std::pair<int, int>> pairs;  // interacting fields
+  Eigen::MatrixXf mlp_w1;                  // (|nonlinear| * teacher_dim + D) x width
+  Eigen::RowVectorXf mlp_b1;               // width
+  Eigen::VectorXf mlp_w2;                  // width
 };
 
 // Dense feature d is exp(N(mu_d, sigma_d)); the teacher sees the standardised normal.
@@ -62,7 +62,8 @@ Teacher make_teacher(const SyntheticConfig& c, const std::vector<int64_t>& cards
   interacting.resize(std::min<size_t>(interacting.size(), c.interaction_fields));
   std::sort(interacting.begin(), interacting.end());
   for (size_t i = 0; i < interacting.size(); ++i)
-    for (size_t j = i + 1; j < interacting.size(); ++j) t.pairs.emplace_back(interacting[i], interacting[j]);
+    for (size_t j = i + 1; j < interacting.size(); ++j)
+      t.pairs.emplace_back(interacting[i], interacting[j]);
 
   const int in = nl * c.teacher_dim + c.num_dense;
   // Pre-activations of standard deviation about 1.5 put tanh well into its nonlinear range.
@@ -89,22 +90,47 @@ void drift(Teacher& t, double delta, int teacher_dim, Rng& rng) {
   for (float& w : t.dense_weight) w = keep * w + step * normal(rng);
 }
 
-// Zipf sampling through a cumulative table over ranks, then a seeded permutation from
-// rank to id so that id order says nothing about frequency.
+// Zipf sampling in O(1) through Walker's alias table over ranks, then a seeded permutation
+// from rank to id so that id order says nothing about frequency.
 struct ZipfField {
-  std::vector<double> cdf;
+  std::vector<double> keep;  // probability of keeping rank r rather than its alias
+  std::vector<int32_t> alias;
   std::vector<int32_t> id_of_rank;
+
+  int32_t sample(double u) const {
+    const double scaled = u * static_cast<double>(keep.size());
+    const auto r = std::min(static_cast<size_t>(scaled), keep.size() - 1);
+    return id_of_rank[scaled - static_cast<double>(r) < keep[r] ? static_cast<int32_t>(r)
+                                                                : alias[r]];
+  }
 };
 
 ZipfField make_zipf(int64_t cardinality, double exponent, Rng& rng) {
-  ZipfField z;
-  z.cdf.resize(cardinality);
+  std::vector<double> weight(cardinality);
   double total = 0.0;
+  for (int64_t r = 0; r < cardinality; ++r)
+    total += weight[r] = std::pow(static_cast<double>(r + 1), -exponent);
+  // Vose's construction: pair each under-full rank with an over-full one.
+  ZipfField z;
+  z.keep.resize(cardinality);
+  z.alias.resize(cardinality);
+  std::vector<int32_t> small, large;
   for (int64_t r = 0; r < cardinality; ++r) {
-    total += std::pow(static_cast<double>(r + 1), -exponent);
-    z.cdf[r] = total;
+    z.keep[r] = weight[r] * static_cast<double>(cardinality) / total;
+    (z.keep[r] < 1.0 ? small : large).push_back(static_cast<int32_t>(r));
   }
-  for (double& v : z.cdf) v /= total;
+  while (!small.empty() && !large.empty()) {
+    const int32_t s = small.back(), l = large.back();
+    small.pop_back();
+    z.alias[s] = l;
+    z.keep[l] -= 1.0 - z.keep[s];
+    if (z.keep[l] < 1.0) {
+      large.pop_back();
+      small.push_back(l);
+    }
+  }
+  for (int32_t r : small) z.keep[r] = 1.0;  // rounding leftovers
+  for (int32_t r : large) z.keep[r] = 1.0;
   z.id_of_rank.resize(cardinality);
   std::iota(z.id_of_rank.begin(), z.id_of_rank.end(), 0);
   std::shuffle(z.id_of_rank.begin(), z.id_of_rank.end(), rng);
@@ -120,11 +146,8 @@ void draw_features(const SyntheticConfig& c, const std::vector<ZipfField>& zipf,
   data.dense.resize(n * c.num_dense);
   dense_std.resize(n * c.num_dense);
   for (int64_t i = 0; i < n; ++i) {
-    for (int f = 0; f < c.num_fields; ++f) {
-      const auto& z = zipf[f];
-      const auto rank = std::upper_bound(z.cdf.begin(), z.cdf.end() - 1, uniform(rng)) - z.cdf.begin();
-      data.ids[i * c.num_fields + f] = z.id_of_rank[rank];
-    }
+    for (int f = 0; f < c.num_fields; ++f)
+      data.ids[i * c.num_fields + f] = zipf[f].sample(uniform(rng));
     for (int d = 0; d < c.num_dense; ++d) {
       const double standard = normal(rng);
       const double x = std::exp(law.mu[d] + law.sigma[d] * standard);
@@ -151,7 +174,8 @@ void add_terms(const SyntheticConfig& c, const Teacher& t, const Dataset& data,
       const float* u = &dense_std[i * c.num_dense];
       double linear = 0.0, interaction = 0.0;
       for (int f = 0; f < c.num_fields; ++f) linear += t.value_weight[f][ids[f]];
-      for (auto [a, b] : t.pairs) interaction += t.hidden[a].row(ids[a]).dot(t.hidden[b].row(ids[b]));
+      for (auto [a, b] : t.pairs)
+        interaction += t.hidden[a].row(ids[a]).dot(t.hidden[b].row(ids[b]));
       const Eigen::Map<const Eigen::VectorXf> uv(u, c.num_dense);
       terms.linear[offset + i - begin] = static_cast<float>(linear);
       terms.dense[offset + i - begin] = t.dense_weight.dot(uv);
@@ -182,16 +206,25 @@ double scale_to(const std::vector<float>& raw, double target) {
   return s > 0.0 ? target / s : 0.0;
 }
 
-// The bias b such that the mean of sigmoid(b + z) equals `mean`.
+// The bias b such that the mean of sigmoid(b + z) equals `mean`: Newton steps on this
+// increasing function, falling back to bisection when a step leaves the bracket.
 double calibrate_bias(const std::vector<double>& z, double mean) {
-  double lo = -40.0, hi = 40.0;
+  double lo = -40.0, hi = 40.0, b = 0.0;
   for (int it = 0; it < 100; ++it) {
-    const double mid = 0.5 * (lo + hi);
-    double total = 0.0;
-    for (double v : z) total += 1.0 / (1.0 + std::exp(-(mid + v)));
-    (total / static_cast<double>(z.size()) < mean ? lo : hi) = mid;
+    double value = 0.0, slope = 0.0;
+    for (double v : z) {
+      const double p = 1.0 / (1.0 + std::exp(-(b + v)));
+      value += p;
+      slope += p * (1.0 - p);
+    }
+    value = value / static_cast<double>(z.size()) - mean;
+    slope /= static_cast<double>(z.size());
+    if (std::abs(value) < 1e-12) break;
+    (value < 0.0 ? lo : hi) = b;
+    const double next = b - value / slope;
+    b = next > lo && next < hi ? next : 0.5 * (lo + hi);
   }
-  return 0.5 * (lo + hi);
+  return b;
 }
 
 }  // namespace
@@ -208,8 +241,10 @@ void validate(const SyntheticConfig& c) {
   require(c.label_flip >= 0.0 && c.label_flip < 0.5, "label_flip", "must lie in [0, 0.5)");
   require(c.target_ctr > c.label_flip && c.target_ctr < 1.0 - c.label_flip, "target_ctr",
           "must lie in (label_flip, 1 - label_flip)");
-  for (auto [v, key] : {std::pair{c.linear_std, "linear_std"}, {c.dense_std, "dense_std"},
-                        {c.interaction_std, "interaction_std"}, {c.mlp_std, "mlp_std"}}) {
+  for (auto [v, key] : {std::pair{c.linear_std, "linear_std"},
+                        {c.dense_std, "dense_std"},
+                        {c.interaction_std, "interaction_std"},
+                        {c.mlp_std, "mlp_std"}}) {
     require(v >= 0.0, key, "must not be negative");
   }
   require(c.interaction_fields >= 0, "interaction_fields", "must not be negative");
@@ -221,7 +256,8 @@ void validate(const SyntheticConfig& c) {
 
 std::vector<int64_t> field_cardinalities(const SyntheticConfig& c) {
   std::vector<int64_t> cards(c.num_fields);
-  const double ratio = static_cast<double>(c.max_cardinality) / static_cast<double>(c.min_cardinality);
+  const double ratio =
+      static_cast<double>(c.max_cardinality) / static_cast<double>(c.min_cardinality);
   for (int f = 0; f < c.num_fields; ++f) {
     const double share = c.num_fields == 1 ? 0.0 : static_cast<double>(f) / (c.num_fields - 1);
     cards[f] = std::llround(static_cast<double>(c.min_cardinality) * std::pow(ratio, share));
@@ -236,7 +272,8 @@ SyntheticData generate_synthetic(const SyntheticConfig& c) {
   Rng teacher_rng = make_rng(c.seed, kStreamTeacher);
   Teacher teacher = make_teacher(c, cards, teacher_rng);
   std::vector<ZipfField> zipf;
-  for (int f = 0; f < c.num_fields; ++f) zipf.push_back(make_zipf(cards[f], c.zipf_exponent, teacher_rng));
+  for (int f = 0; f < c.num_fields; ++f)
+    zipf.push_back(make_zipf(cards[f], c.zipf_exponent, teacher_rng));
   DenseLaw law;
   std::uniform_real_distribution<double> mu(0.0, 4.0), sigma(0.5, 2.0);
   for (int d = 0; d < c.num_dense; ++d) {

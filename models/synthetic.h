@@ -15,9 +15,9 @@ struct SyntheticConfig {
   int64_t test_samples = 100'000;
   int num_fields = 26;
   int num_dense = 13;
-  int64_t min_cardinality = 10;       // field 0; later fields log-spaced up to max
+  int64_t min_cardinality = 10;  // field 0; later fields log-spaced up to max
   int64_t max_cardinality = 100'000;
-  double zipf_exponent = 1.1;         // value frequency ~ rank^-exponent
+  double zipf_exponent = 1.1;  // value frequency ~ rank^-exponent
   double target_ctr = 0.25;
   // The teacher logit is bias + linear + dense + interaction + mlp; each term is scaled so
   // that its standard deviation over the samples equals the value below.
@@ -26,12 +26,12 @@ struct SyntheticConfig {
   double interaction_std = 0.8;
   double mlp_std = 0.3;
   int64_t nonlinear_max_cardinality = 300;  // fields at most this large feed interactions/MLP
-  int interaction_fields = 6;         // nonlinear fields whose every pair interacts
-  int teacher_dim = 8;                // hidden vector of each value of a nonlinear field
+  int interaction_fields = 6;               // nonlinear fields whose every pair interacts
+  int teacher_dim = 8;                      // hidden vector of each value of a nonlinear field
   int teacher_mlp_width = 32;
-  double label_flip = 0.0;            // probability that a drawn label is flipped
-  int days = 1;                       // > 1: train on days 1..days, test on day days + 1
-  double day_drift = 0.1;             // per-day innovation of the teacher's weights
+  double label_flip = 0.0;  // probability that a drawn label is flipped
+  int days = 1;             // > 1: train on days 1..days, test on day days + 1
+  double day_drift = 0.1;   // per-day innovation of the teacher's weights
   uint64_t seed = 1;
 };
 

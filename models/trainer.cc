@@ -13,13 +13,15 @@ int64_t total_steps(const TrainConfig& config, int64_t train_size) {
 }
 
 TrainResult train_single_process(const Model& model, Parameters& params, Optimizer& optimizer,
-                                 const Dataset& train, const Dataset& test, const TrainConfig& config,
+                                 const Dataset& train, const Dataset& test,
+                                 const TrainConfig& config,
                                  const std::function<void(const CurvePoint&)>& on_point) {
   if (config.batch_size < 1) throw InputError("train: 'batch_size' must be at least 1");
   if (!(config.epochs > 0.0)) throw InputError("train: 'epochs' must be positive");
   if (config.eval_every < 0) throw InputError("train: 'eval_every' must not be negative");
   const int64_t steps = total_steps(config, train.size());
-  const int64_t eval_every = config.eval_every > 0 ? config.eval_every : std::max<int64_t>(1, steps / 10);
+  const int64_t eval_every =
+      config.eval_every > 0 ? config.eval_every : std::max<int64_t>(1, (steps + 9) / 10);
 
   TrainResult result;
   ShardIterator data(train, 0, 1, config.seed);

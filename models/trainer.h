@@ -36,7 +36,8 @@ int64_t total_steps(const TrainConfig& config, int64_t train_size);
 // Trains `params` in place: forward, backward, update, with a test evaluation every
 // eval_every steps and at the end. `on_point` (optional) sees each point as it is made.
 TrainResult train_single_process(const Model& model, Parameters& params, Optimizer& optimizer,
-                                 const Dataset& train, const Dataset& test, const TrainConfig& config,
+                                 const Dataset& train, const Dataset& test,
+                                 const TrainConfig& config,
                                  const std::function<void(const CurvePoint&)>& on_point = {});
 
 }  // namespace gbasim

@@ -13,9 +13,10 @@ namespace po = boost::program_options;
 int run_data(const std::vector<std::string>& args) {
   DataOptions data_options;
   std::string out_path;
-  po::options_description desc("gbasim data [options]\n\nDescribes a data set as JSON on standard output");
-  desc.add_options()("help,h", "show this help")(
-      "out", po::value(&out_path)->value_name("FILE"), "also write the description to FILE");
+  po::options_description desc(
+      "gbasim data [options]\n\nDescribes a data set as JSON on standard output");
+  desc.add_options()("help,h", "show this help")("out", po::value(&out_path)->value_name("FILE"),
+                                                 "also write the description to FILE");
   add_data_options(desc, data_options);
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(desc).run(), vm);

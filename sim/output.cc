@@ -1,10 +1,10 @@
 #include "sim/output.h"
 
+#include <unistd.h>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
-#include <unistd.h>
 
 #include "models/errors.h"
 

@@ -28,7 +28,8 @@ std::vector<int> parse_widths(const std::string& text, const std::string& option
       used = 0;
     }
     if (used != item.size() || used == 0 || width < 1) {
-      throw InputError("--" + option + " must be a comma-separated list of positive integers, got '" + text + "'");
+      throw InputError("--" + option +
+                       " must be a comma-separated list of positive integers, got '" + text + "'");
     }
     widths.push_back(width);
   }
@@ -45,27 +46,32 @@ int run_train(const std::vector<std::string>& args) {
   uint64_t init_seed = 1;
   bool quiet = false;
 
-  po::options_description desc("gbasim train [options]\n\nTrains one model in one process and writes a JSON result");
+  po::options_description desc(
+      "gbasim train [options]\n\nTrains one model in one process and writes a JSON result");
   po::options_description general("Training");
-  general.add_options()
-      ("help,h", "show this help")
-      ("model", po::value(&model_name_text)->default_value(model_name_text), "lr, fm, deepfm, widedeep or dlrm")
-      ("embedding-dim", po::value(&model_config.embedding_dim)->default_value(model_config.embedding_dim),
-       "embedding dimension")
-      ("mlp", po::value(&mlp_text)->default_value(mlp_text), "hidden widths of the deep part (DLRM: top MLP)")
-      ("bottom-mlp", po::value(&bottom_text)->default_value(bottom_text),
-       "DLRM: hidden widths of the bottom MLP (it then maps to embedding-dim)")
-      ("optimizer", po::value(&optimizer_text)->default_value(optimizer_text), "sgd, adagrad or adam")
-      ("lr", po::value(&opt.learning_rate)->default_value(opt.learning_rate), "learning rate")
-      ("l2", po::value(&opt.l2)->default_value(opt.l2), "L2 penalty on the values each step updates")
-      ("batch-size", po::value(&train.batch_size)->default_value(train.batch_size), "samples per step")
-      ("epochs", po::value(&train.epochs)->default_value(train.epochs), "passes over the training set")
-      ("eval-every", po::value(&train.eval_every)->default_value(train.eval_every),
-       "steps between test evaluations (0: ten over the run)")
-      ("seed", po::value(&train.seed)->default_value(train.seed), "seed of the data order")
-      ("init-seed", po::value(&init_seed)->default_value(init_seed), "seed of the initial parameters")
-      ("out", po::value(&out_path)->value_name("FILE"), "result JSON (default: out/train-<model>.json)")
-      ("quiet,q", po::bool_switch(&quiet), "no progress lines on standard error");
+  general.add_options()("help,h", "show this help")(
+      "model", po::value(&model_name_text)->default_value(model_name_text),
+      "lr, fm, deepfm, widedeep or dlrm")(
+      "embedding-dim",
+      po::value(&model_config.embedding_dim)->default_value(model_config.embedding_dim),
+      "embedding dimension")("mlp", po::value(&mlp_text)->default_value(mlp_text),
+                             "hidden widths of the deep part (DLRM: top MLP)")(
+      "bottom-mlp", po::value(&bottom_text)->default_value(bottom_text),
+      "DLRM: hidden widths of the bottom MLP (it then maps to embedding-dim)")(
+      "optimizer", po::value(&optimizer_text)->default_value(optimizer_text),
+      "sgd, adagrad or adam")("lr", po::value(&opt.learning_rate)->default_value(opt.learning_rate),
+                              "learning rate")("l2", po::value(&opt.l2)->default_value(opt.l2),
+                                               "L2 penalty on the values each step updates")(
+      "batch-size", po::value(&train.batch_size)->default_value(train.batch_size),
+      "samples per step")("epochs", po::value(&train.epochs)->default_value(train.epochs),
+                          "passes over the training set")(
+      "eval-every", po::value(&train.eval_every)->default_value(train.eval_every),
+      "steps between test evaluations (0: ten over the run)")(
+      "seed", po::value(&train.seed)->default_value(train.seed), "seed of the data order")(
+      "init-seed", po::value(&init_seed)->default_value(init_seed),
+      "seed of the initial parameters")("out", po::value(&out_path)->value_name("FILE"),
+                                        "result JSON (default: out/train-<model>.json)")(
+      "quiet,q", po::bool_switch(&quiet), "no progress lines on standard error");
   desc.add(general);
   add_data_options(desc, data_options);
 
@@ -84,7 +90,9 @@ int run_train(const std::vector<std::string>& args) {
   if (out_path.empty()) out_path = "out/train-" + model_name_text + ".json";
 
   const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   if (!quiet) std::cerr << "gbasim train: preparing data\n";
   const LoadedData data = load_data(data_options);
   const Model model(model_config, data.train.cardinalities, data.train.num_dense);
@@ -98,12 +106,13 @@ int run_train(const std::vector<std::string>& args) {
     std::cerr << " (" << elapsed() << " s)\n";
   }
   const double train_start = elapsed();
-  const TrainResult result =
-      train_single_process(model, params, optimizer, data.train, data.test, train, [&](const CurvePoint& p) {
+  const TrainResult result = train_single_process(
+      model, params, optimizer, data.train, data.test, train, [&](const CurvePoint& p) {
         if (quiet) return;
         char line[200];
         std::snprintf(line, sizeof line,
-                      "  step %6lld/%lld  samples %9lld  train loss %.4f  test AUC %.4f  log-loss %.4f  (%.0f samples/s)\n",
+                      "  step %6lld/%lld  samples %9lld  train loss %.4f  test AUC %.4f  log-loss "
+                      "%.4f  (%.0f samples/s)\n",
                       static_cast<long long>(p.step), static_cast<long long>(steps),
                       static_cast<long long>(p.samples), p.train_loss, p.test.auc, p.test.logloss,
                       static_cast<double>(p.samples) / (elapsed() - train_start));
@@ -119,23 +128,31 @@ int run_train(const std::vector<std::string>& args) {
                   {"dense_parameters", model.num_dense_parameters()},
                   {"flops_per_sample", model.flops_per_sample()},
                   {"init_seed", init_seed}};
-  doc["optimizer"] = {{"name", optimizer_name(opt.kind)}, {"learning_rate", opt.learning_rate}, {"l2", opt.l2}};
-  doc["training"] = {{"batch_size", train.batch_size}, {"epochs", train.epochs}, {"seed", train.seed},
-                     {"steps", result.steps}, {"samples", result.samples}};
+  doc["optimizer"] = {
+      {"name", optimizer_name(opt.kind)}, {"learning_rate", opt.learning_rate}, {"l2", opt.l2}};
+  doc["training"] = {{"batch_size", train.batch_size},
+                     {"epochs", train.epochs},
+                     {"seed", train.seed},
+                     {"steps", result.steps},
+                     {"samples", result.samples}};
   doc["data"] = data.description;
   if (data.bayes_auc) doc["bayes_auc"] = *data.bayes_auc;
   doc["final_auc"] = result.curve.back().test.auc;
   doc["final_logloss"] = result.curve.back().test.logloss;
   nlohmann::ordered_json curve = nlohmann::ordered_json::array();
   for (const CurvePoint& p : result.curve) {
-    curve.push_back({{"step", p.step}, {"samples", p.samples}, {"train_loss", p.train_loss},
-                     {"test_auc", p.test.auc}, {"test_logloss", p.test.logloss}});
+    curve.push_back({{"step", p.step},
+                     {"samples", p.samples},
+                     {"train_loss", p.train_loss},
+                     {"test_auc", p.test.auc},
+                     {"test_logloss", p.test.logloss}});
   }
   doc["curve"] = curve;
   write_json_atomically(out_path, doc);
   if (!quiet) {
     std::cerr << "gbasim train: final test AUC " << result.curve.back().test.auc << ", log-loss "
-              << result.curve.back().test.logloss << " (" << elapsed() << " s); wrote " << out_path << '\n';
+              << result.curve.back().test.logloss << " (" << elapsed() << " s); wrote " << out_path
+              << '\n';
   }
   return 0;
 }

@@ -11,8 +11,12 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 # Small and fast: a few thousand synthetic samples.
 small=(--train-samples 3000 --test-samples 1000 --batch-size 100 -q)
 
-"$gbasim" --help | grep -q 'train' || fail "gbasim --help lists no commands"
-"$gbasim" train --help | grep -q -- '--model' || fail "train --help lists no --model"
+# Whole outputs are captured before grep reads them: grep -q on a pipe would stop early
+# and fail the writer with SIGPIPE under pipefail.
+help=$("$gbasim" --help) || fail "gbasim --help must succeed"
+grep -q 'train' <<<"$help" || fail "gbasim --help lists no commands"
+help=$("$gbasim" train --help) || fail "gbasim train --help must succeed"
+grep -q -- '--model' <<<"$help" || fail "train --help lists no --model"
 
 "$gbasim" nonsense >/dev/null 2>&1; [ $? -eq 2 ] || fail "an unknown command must exit 2"
 msg=$("$gbasim" train --model resnet "${small[@]}" --out "$work/x.json" 2>&1); rc=$?
@@ -53,7 +57,8 @@ done >"$work/tiny.tsv"
   || fail "training on a Criteo file"
 grep -q '"source": "criteo"' "$work/criteo.json" || fail "criteo result lacks its source"
 
-"$gbasim" data --train-samples 2000 --test-samples 500 | grep -q '"bayes_auc"' || fail "gbasim data prints no Bayes AUC"
+described=$("$gbasim" data --train-samples 2000 --test-samples 500) || fail "gbasim data must succeed"
+grep -q '"bayes_auc"' <<<"$described" || fail "gbasim data prints no Bayes AUC"
 
 if [ $failures -gt 0 ]; then
   echo "$failures check(s) failed"

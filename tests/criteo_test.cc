@@ -11,7 +11,8 @@ namespace gbasim {
 namespace {
 
 // A Criteo line from a label, 13 integer texts and 26 categorical texts.
-std::string line(const std::string& label, std::vector<std::string> ints, std::vector<std::string> cats) {
+std::string line(const std::string& label, std::vector<std::string> ints,
+                 std::vector<std::string> cats) {
   ints.resize(kCriteoDense);
   cats.resize(kCriteoFields);
   std::string s = label;
@@ -64,8 +65,10 @@ TEST(Criteo, HashSpreadsOverTheTableAndDependsOnTheField) {
 
 TEST(Criteo, MalformedLinesNameTheFileAndLine) {
   const std::string good = line("0", {"1"}, {"a"});
-  EXPECT_EQ(error_of(good + "1\t2\t3\n"), "day_0.tsv:2: expected 40 tab-separated columns, found 3");
-  EXPECT_EQ(error_of(good + good + line("2", {}, {})), "day_0.tsv:3: label must be 0 or 1, found '2'");
+  EXPECT_EQ(error_of(good + "1\t2\t3\n"),
+            "day_0.tsv:2: expected 40 tab-separated columns, found 3");
+  EXPECT_EQ(error_of(good + good + line("2", {}, {})),
+            "day_0.tsv:3: label must be 0 or 1, found '2'");
   EXPECT_EQ(error_of(line("1", {"1", "x7"}, {})),
             "day_0.tsv:1: integer feature I2 is not an integer: 'x7'");
   EXPECT_EQ(error_of(line("1", {}, {"", "", "zz"})),

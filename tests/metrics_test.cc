@@ -37,7 +37,8 @@ TEST(RocAuc, EqualsPairCountingWithManyTies) {
     }
     labels[0] = 1.0f;
     labels[1] = 0.0f;
-    EXPECT_NEAR(roc_auc(scores, labels), brute_force_auc(scores, labels), 1e-9) << "trial " << trial;
+    EXPECT_NEAR(roc_auc(scores, labels), brute_force_auc(scores, labels), 1e-9)
+        << "trial " << trial;
   }
 }
 
@@ -46,8 +47,9 @@ TEST(RocAuc, HandCases) {
   EXPECT_DOUBLE_EQ(roc_auc(std::vector<float>{0.9f, 0.1f}, std::vector<float>{0, 1}), 0.0);
   EXPECT_DOUBLE_EQ(roc_auc(std::vector<float>{0.5f, 0.5f, 0.5f}, std::vector<float>{0, 1, 1}), 0.5);
   // Positives at 0.2 and 0.8, negatives at 0.4 and 0.8: 1 win + 1 tie of 4 pairs.
-  EXPECT_DOUBLE_EQ(roc_auc(std::vector<float>{0.2f, 0.8f, 0.4f, 0.8f}, std::vector<float>{1, 1, 0, 0}),
-                   1.5 / 4.0);
+  EXPECT_DOUBLE_EQ(
+      roc_auc(std::vector<float>{0.2f, 0.8f, 0.4f, 0.8f}, std::vector<float>{1, 1, 0, 0}),
+      1.5 / 4.0);
 }
 
 TEST(RocAuc, OneClassIsNan) {

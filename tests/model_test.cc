@@ -112,7 +112,8 @@ TEST_P(GradientCheck, TableRowsMatchFiniteDifferencesAndOnlyTouchedRowsAppear) {
       for (int64_t d = 0; d < p.tables[t].cols(); ++d) {
         const double fd = numeric(model, p, &p.tables[t](row, d), batch);
         expect_close(rows.values(r, d), fd,
-                     "table " + std::to_string(t) + " row " + std::to_string(row) + " dim " + std::to_string(d));
+                     "table " + std::to_string(t) + " row " + std::to_string(row) + " dim " +
+                         std::to_string(d));
       }
     }
   }

@@ -99,7 +99,8 @@ TEST(Synthetic, DriftChangesTheTeacherOfLaterDays) {
   // rescaling; the test day's do not.
   EXPECT_EQ(a.test.ids, b.test.ids);
   double diff_test = 0.0;
-  for (int64_t i = 0; i < a.test.size(); ++i) diff_test += std::abs(a.test.true_prob[i] - b.test.true_prob[i]);
+  for (int64_t i = 0; i < a.test.size(); ++i)
+    diff_test += std::abs(a.test.true_prob[i] - b.test.true_prob[i]);
   EXPECT_GT(diff_test / a.test.size(), 0.02);
   // The day-1 teacher ranks the test day's samples worse than the true (drifted) one.
   EXPECT_LT(roc_auc(a.test.true_prob, b.test.labels), b.bayes_auc - 0.01);

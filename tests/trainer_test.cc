@@ -9,7 +9,8 @@
 namespace gbasim {
 namespace {
 
-TrainResult train(ModelKind kind, const SyntheticData& data, const TrainConfig& config, Parameters* out = nullptr) {
+TrainResult train(ModelKind kind, const SyntheticData& data, const TrainConfig& config,
+                  Parameters* out = nullptr) {
   ModelConfig mc;
   mc.kind = kind;
   const Model model(mc, data.train.cardinalities, data.train.num_dense);

@@ -1,0 +1,125 @@
+#!/usr/bin/python3
+"""The same five models as gbasim's models_bench, built in PyTorch, timed the same way.
+
+One training step = forward, backward, optimizer step on one batch, on one thread.
+Sizes match gbasim's defaults: 26 fields with 10 to 10^5 values (log-spaced), 13 dense
+features, embedding dimension 16, MLP 128-64 (DLRM: bottom 64-16, top 128-64-1 over the
+dot interaction). Embeddings are sparse (nn.Embedding(sparse=True)) and updated by
+SparseAdam, dense parameters by Adam, learning rate 1e-3: gbasim's lazy Adam.
+
+Usage: torch_peer.py [--json FILE] [--min-time SECONDS]
+"""
+import argparse
+import json
+import os
+import time
+
+import torch
+from torch import nn
+
+FIELDS, DENSE, DIM = 26, 13, 16
+CARDS = [round(10 * (1e5 / 10) ** (f / (FIELDS - 1))) for f in range(FIELDS)]
+
+
+def mlp(widths, relu_last=False):
+    layers = []
+    for i in range(len(widths) - 1):
+        layers.append(nn.Linear(widths[i], widths[i + 1]))
+        if i + 2 < len(widths) or relu_last:
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+class Ctr(nn.Module):
+    def __init__(self, kind):
+        super().__init__()
+        self.kind = kind
+        self.wide = kind in ("lr", "fm", "deepfm", "widedeep")
+        self.fm = kind in ("fm", "deepfm")
+        self.deep = kind in ("deepfm", "widedeep")
+        self.dlrm = kind == "dlrm"
+        self.bias = nn.Parameter(torch.zeros(1))
+        if self.wide:
+            self.first = nn.ModuleList(nn.Embedding(c, 1, sparse=True) for c in CARDS)
+            self.dense_weight = nn.Linear(DENSE, 1, bias=False)
+        if kind != "lr":
+            self.emb = nn.ModuleList(nn.Embedding(c, DIM, sparse=True) for c in CARDS)
+        if self.deep:
+            self.mlp = mlp([FIELDS * DIM + DENSE, 128, 64, 1])
+        if self.dlrm:
+            self.bottom = mlp([DENSE, 64, DIM], relu_last=True)
+            n = FIELDS + 1
+            self.top = mlp([DIM + n * (n - 1) // 2, 128, 64, 1])
+            self.tri = torch.tril_indices(n, n, offset=-1)
+
+    def forward(self, ids, dense):
+        logit = self.bias.expand(ids.shape[0])
+        if self.wide:
+            logit = logit + sum(t(ids[:, f]).squeeze(1) for f, t in enumerate(self.first))
+            logit = logit + self.dense_weight(dense).squeeze(1)
+        if self.kind == "lr":
+            return logit
+        e = torch.stack([t(ids[:, f]) for f, t in enumerate(self.emb)], dim=1)  # b x F x k
+        if self.fm:
+            s = e.sum(1)
+            logit = logit + 0.5 * (s.pow(2).sum(1) - e.pow(2).sum((1, 2)))
+        if self.deep:
+            logit = logit + self.mlp(torch.cat([e.flatten(1), dense], 1)).squeeze(1)
+        if self.dlrm:
+            xb = self.bottom(dense)
+            z = torch.cat([xb.unsqueeze(1), e], 1)
+            gram = torch.bmm(z, z.transpose(1, 2))
+            dots = gram[:, self.tri[0], self.tri[1]]
+            logit = logit + self.top(torch.cat([xb, dots], 1)).squeeze(1)
+        return logit
+
+
+def time_model(kind, batch, min_time):
+    torch.manual_seed(1)
+    model = Ctr(kind)
+    sparse = [p for n, p in model.named_parameters() if n.startswith(("first", "emb"))]
+    dense = [p for n, p in model.named_parameters() if not n.startswith(("first", "emb"))]
+    opts = [torch.optim.Adam(dense, lr=1e-3), torch.optim.SparseAdam(sparse, lr=1e-3)]
+    loss_fn = nn.BCEWithLogitsLoss()
+    batches = []
+    for _ in range(16):
+        ids = torch.stack([torch.randint(0, c, (batch,)) for c in CARDS], 1)
+        batches.append((ids, torch.randn(batch, DENSE), torch.randint(0, 2, (batch,)).float()))
+
+    def step(i):
+        ids, x, y = batches[i % len(batches)]
+        for o in opts:
+            o.zero_grad(set_to_none=True)
+        loss_fn(model(ids, x), y).backward()
+        for o in opts:
+            o.step()
+
+    for i in range(3):
+        step(i)
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < min_time:
+        step(steps)
+        steps += 1
+    return steps * batch / (time.perf_counter() - start)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", help="write {model: {batch: samples_per_s}} here")
+    parser.add_argument("--min-time", type=float, default=2.0, help="seconds to time each case")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    results = {}
+    for kind in ["lr", "fm", "deepfm", "widedeep", "dlrm"]:
+        for batch in [256, 4096]:
+            rate = time_model(kind, batch, args.min_time)
+            results.setdefault(kind, {})[str(batch)] = rate
+            print(f"torch {kind:9s} b={batch:5d}: {rate:10.0f} samples/s", flush=True)
+    if args.json:
+        with open(args.json + ".tmp", "w") as f:
+            json.dump({"torch_version": torch.__version__, "samples_per_s": results}, f, indent=2)
+        os.replace(args.json + ".tmp", args.json)
+
+
+if __name__ == "__main__":
+    main()

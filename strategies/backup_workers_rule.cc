@@ -1,0 +1,29 @@
+#include "strategies/rules.h"
+
+namespace gbasim {
+
+BackupWorkersRule::BackupWorkersRule(const RuleConfig& config)
+    : UpdateRule(config), contributed_(config.num_workers, false) {}
+
+Admission BackupWorkersRule::admit(int worker) { return grant(worker, !contributed_.at(worker)); }
+
+std::optional<Gradient> BackupWorkersRule::receive(int worker, int64_t token, Gradient gradient) {
+  if (take(worker, token) > 0) {
+    ++metrics_.gradients_dropped;  // computed on an older version: too late
+    return std::nullopt;
+  }
+  ++metrics_.gradients_full;
+  contributed_[worker] = true;
+  sum_.accumulate(gradient);
+  const int quorum = config_.num_workers - config_.backup_workers;
+  if (++count_ < quorum) return std::nullopt;
+  Gradient update = std::move(sum_);
+  update.scale(1.0f / static_cast<float>(quorum));
+  sum_ = Gradient{};
+  count_ = 0;
+  contributed_.assign(config_.num_workers, false);
+  advance();
+  return update;
+}
+
+}  // namespace gbasim

@@ -1,0 +1,82 @@
+// The concrete update rules; build them through make_rule().
+#pragma once
+
+#include "strategies/update_rule.h"
+
+namespace gbasim {
+
+// Every worker computes on version k; the N gradients are averaged (a mean over
+// G = N x b samples) into one step. A worker that has contributed waits for the step.
+class SyncRule : public UpdateRule {
+ public:
+  explicit SyncRule(const RuleConfig& config);
+  Admission admit(int worker) override;
+  std::optional<Gradient> receive(int worker, int64_t token, Gradient gradient) override;
+
+ private:
+  std::vector<bool> contributed_;
+  Gradient sum_;
+  int count_ = 0;
+};
+
+// Each gradient is applied as it arrives, as it is (a mean over b samples), with sync's
+// optimizer and learning rate.
+class AsyncRule : public UpdateRule {
+ public:
+  using UpdateRule::UpdateRule;
+  Admission admit(int worker) override;
+  std::optional<Gradient> receive(int worker, int64_t token, Gradient gradient) override;
+};
+
+// Global Batch gradients Aggregation: docs/gba.md.
+class GbaRule : public UpdateRule {
+ public:
+  explicit GbaRule(const RuleConfig& config);
+  Admission admit(int worker) override;
+  std::optional<Gradient> receive(int worker, int64_t token, Gradient gradient) override;
+
+  // The weight a gradient of this staleness gets.
+  double weight(int64_t staleness) const;
+  int64_t gradients_per_step() const { return m_; }
+  // Takes whatever the buffer holds as one step, averaged over what it holds (the drain at
+  // a switch to sync). Nothing when it holds no weight.
+  std::optional<Gradient> flush();
+
+ private:
+  std::optional<Gradient> aggregate(double divisor);
+
+  int64_t m_;
+  Gradient sum_;
+  double weight_sum_ = 0.0;
+  int64_t counted_ = 0;  // gradients counted toward the M of this step
+};
+
+// Stale synchronous parallel (Hop-BS): gradients are applied as they arrive, but a worker
+// may not start a step more than s steps ahead of the slowest worker.
+class BoundedStalenessRule : public UpdateRule {
+ public:
+  explicit BoundedStalenessRule(const RuleConfig& config);
+  Admission admit(int worker) override;
+  std::optional<Gradient> receive(int worker, int64_t token, Gradient gradient) override;
+
+  int64_t completed(int worker) const { return completed_.at(worker); }
+
+ private:
+  std::vector<int64_t> completed_;  // steps each worker has finished
+};
+
+// Sync on a parameter server with backup workers (Hop-BW): each global step averages the
+// first N - k gradients computed on the current version; later ones are dropped.
+class BackupWorkersRule : public UpdateRule {
+ public:
+  explicit BackupWorkersRule(const RuleConfig& config);
+  Admission admit(int worker) override;
+  std::optional<Gradient> receive(int worker, int64_t token, Gradient gradient) override;
+
+ private:
+  std::vector<bool> contributed_;
+  Gradient sum_;
+  int count_ = 0;
+};
+
+}  // namespace gbasim

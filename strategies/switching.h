@@ -1,0 +1,111 @@
+// Tuning-free switching between sync and GBA during one run. The controller stands where
+// a rule stands (admit / receive / lose_token) and swaps the rule underneath at a switch.
+// Parameters and optimizer state belong to the driver and are never touched here: the
+// learning rate and the global batch G stay as they are.
+//
+// Protocol (docs/gba.md, "Switching"):
+//   sync -> GBA: the request takes effect when the sync step in progress is applied; then
+//     the model moves from the all-reduce workers to the parameter servers.
+//   GBA -> sync: the GBA step in progress is completed (admissions go on until its global
+//     batch is full); once it is applied, admissions stop and gradients still in flight are
+//     discarded as they arrive (counted as dropped); when none is left, the model moves
+//     back to every worker and sync resumes.
+// The global step continues across a switch.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "strategies/update_rule.h"
+
+namespace gbasim {
+
+struct SwitchPolicy {
+  // Scheduled switches: to `mode` at the first global step >= step, or at time >= seconds.
+  struct AtStep {
+    int64_t step;
+    Mode mode;
+  };
+  struct AtTime {
+    double seconds;
+    Mode mode;
+  };
+  std::vector<AtStep> at_steps;
+  std::vector<AtTime> at_times;
+
+  // Automatic switching from cluster status. Each worker's step time is the mean of its
+  // last `window` steps; the straggler ratio is the largest over the median of these.
+  // Sync -> GBA when the ratio exceeds to_gba_ratio, GBA -> sync when it falls below
+  // to_sync_ratio; the gap between the two, and at least min_steps_between global steps
+  // between switches, keep it from flapping.
+  bool automatic = false;
+  int window = 10;
+  double to_gba_ratio = 1.5;
+  double to_sync_ratio = 1.2;
+  int64_t min_steps_between = 50;
+};
+
+// What the driver must move at a switch, so that it can charge the time.
+struct ModelMove {
+  enum class Direction { kToParameterServers, kToWorkers };
+  Direction direction;
+  int64_t global_step;
+};
+
+struct SwitchEvent {
+  int64_t global_step;
+  double time;  // the driver's clock when the switch took effect
+  Mode from, to;
+  std::string reason;  // "step", "time", or "ratio <value>"
+  double straggler_ratio;
+};
+
+class SwitchingController {
+ public:
+  // `config` configures both rules (its mode is ignored); `initial` is sync or gba.
+  SwitchingController(const RuleConfig& config, const SwitchPolicy& policy, Mode initial);
+
+  Admission admit(int worker);
+  std::optional<Gradient> receive(int worker, int64_t token, Gradient gradient);
+  void lose_token(int worker);
+  // Forces a switch to `to` by the protocol above, as a schedule would.
+  void request(Mode to, const std::string& reason);
+  // One finished step of `worker` that took `seconds` of its own work (not waits), seen at
+  // the driver's time `now`. Feeds the automatic policy and the time schedule.
+  void observe_step(int worker, double seconds, double now);
+
+  Mode mode() const { return mode_; }
+  bool switching() const { return pending_.has_value(); }
+  int64_t global_step() const { return rule_->global_step(); }
+  double straggler_ratio() const;
+  // The model move of the last switch, once; nothing when none is owed.
+  std::optional<ModelMove> take_model_move();
+  const std::vector<SwitchEvent>& events() const { return events_; }
+  // The metrics of every rule that has run, summed.
+  RuleMetrics metrics() const;
+
+ private:
+  void check_schedule();
+  // After an update or a discard: starts the drain, or completes the pending switch.
+  void advance_switch(bool updated);
+  void complete_switch();
+
+  RuleConfig config_;
+  SwitchPolicy policy_;
+  Mode mode_;
+  std::unique_ptr<UpdateRule> rule_;
+  RuleMetrics finished_;  // metrics of the rules already replaced
+  std::optional<std::pair<Mode, std::string>> pending_;
+  bool draining_ = false;  // GBA -> sync: the last GBA step is applied, tokens still out
+  int64_t drain_waits_ = 0;
+  std::optional<ModelMove> move_;
+  std::vector<SwitchEvent> events_;
+  std::vector<std::deque<double>> step_times_;
+  double now_ = 0.0;
+  int64_t last_switch_step_ = 0;
+  size_t next_at_step_ = 0, next_at_time_ = 0;
+};
+
+}  // namespace gbasim
