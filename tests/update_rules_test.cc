@@ -262,10 +262,12 @@ TEST(BackupWorkersRule, EveryStepTakesExactlyNMinusKGradients) {
       continue;
     }
     const int64_t before = rule.global_step();
-    const auto update = rule.receive(w, tokens[w], scalar(static_cast<float>(w)));
+    // Each gradient carries its token as its value: a step's average must be its version.
+    const auto update = rule.receive(w, tokens[w], scalar(static_cast<float>(tokens[w])));
     if (update) {
       ++updates;
       EXPECT_EQ(update->samples, 3 * 10);
+      EXPECT_FLOAT_EQ(update->dense[0], static_cast<float>(before)) << "a late gradient was used";
       EXPECT_EQ(rule.global_step(), before + 1);
     }
   }
