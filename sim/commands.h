@@ -8,6 +8,8 @@ namespace gbasim {
 
 int run_train(const std::vector<std::string>& args);
 int run_data(const std::vector<std::string>& args);
+// Takes the raw arguments after "run": SimGrid removes its own --cfg= and --log= ones.
+int run_run(int argc, char** argv);
 
 // Parses a comma-separated list of positive integers ("128,64"); `option` names the
 // option in the error.

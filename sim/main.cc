@@ -12,6 +12,8 @@ namespace {
 constexpr const char* kUsage = R"(usage: gbasim <command> [options]
 
 Commands:
+  run      one simulated training run (sync, async, gba, ssp or backup) on a
+           SimGrid cluster with stragglers, from a JSON experiment spec
   train    single-process training of one model on synthetic or Criteo data; writes a
            JSON result with the test AUC / log-loss curve
   data     describe a data set: sizes, click-through rate, field cardinalities and, for
@@ -31,6 +33,7 @@ int main(int argc, char** argv) {
   const std::string command = args[0];
   args.erase(args.begin());
   try {
+    if (command == "run") return gbasim::run_run(argc - 1, argv + 1);
     if (command == "train") return gbasim::run_train(args);
     if (command == "data") return gbasim::run_data(args);
     std::cerr << "gbasim: unknown command '" << command << "'\n\n" << kUsage;

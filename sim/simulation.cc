@@ -1,0 +1,392 @@
+#include "sim/simulation.h"
+
+#include <simgrid/kernel/ProfileBuilder.hpp>
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <sstream>
+
+#include "models/errors.h"
+#include "strategies/update_rule.h"
+
+namespace sg4 = simgrid::s4u;
+
+namespace gbasim {
+namespace {
+
+// A gradient on its way to the parameter server.
+struct Arrival {
+  int worker;
+  int64_t token;
+  Gradient gradient;
+};
+
+constexpr double kControlBytes = 64;  // a request or a "gradient pushed" notice
+
+// Bytes of the parameters a batch needs, one share per parameter-server shard: the dense
+// values are split evenly, the embedding rows go to the shard their (table, row) hashes to.
+std::vector<double> shard_bytes(const Gradient& g, int shards, double bytes_per_value, double bytes_per_row_id) {
+  std::vector<double> bytes(shards, 4.0 * static_cast<double>(g.dense.size()) / shards);
+  for (size_t t = 0; t < g.tables.size(); ++t) {
+    const double row_bytes = bytes_per_value * static_cast<double>(g.tables[t].values.cols()) + bytes_per_row_id;
+    for (int32_t row : g.tables[t].rows) {
+      bytes[(static_cast<uint64_t>(row) * 0x9e3779b97f4a7c15ULL + t) % static_cast<uint64_t>(shards)] += row_bytes;
+    }
+  }
+  return bytes;
+}
+
+int64_t updated_values(const Gradient& g) {
+  int64_t n = g.dense.size();
+  for (const auto& t : g.tables) n += static_cast<int64_t>(t.rows.size()) * t.values.cols();
+  return n;
+}
+
+class Simulation {
+ public:
+  Simulation(const ExperimentSpec& spec, const std::function<void(const ProgressPoint&)>& on_point)
+      : spec_(spec),
+        on_point_(on_point),
+        data_(load_data(spec.data)),
+        model_(spec.model, data_.train.cardinalities, data_.train.num_dense),
+        params_(model_.init_parameters(spec.seed)),
+        optimizer_(spec.optimizer, params_),
+        rule_(make_rule(spec.training)),
+        n_(spec.training.num_workers),
+        max_samples_(spec.budget.max_samples > 0 ? spec.budget.max_samples : data_.train.size()) {
+    for (int w = 0; w < n_; ++w) shards_.emplace_back(data_.train, w, n_, spec.seed);
+    if (spec.evaluation.test_samples > 0 && spec.evaluation.test_samples < data_.test.size()) {
+      const auto [rest, head] = split_train_test(data_.test, 1.0 - static_cast<double>(spec.evaluation.test_samples) /
+                                                                    static_cast<double>(data_.test.size()));
+      (void)rest;
+      data_.test = head;
+    }
+    workers_.resize(n_);
+  }
+
+  nlohmann::ordered_json run();
+
+ private:
+  void build_platform();
+  // The budget is checked when an update is applied, so that all-reduce workers stop
+  // together at a step boundary.
+  bool should_stop() const { return stop_; }
+  // Blocks until the rule admits `worker` or the run stops; false when it stopped.
+  bool wait_for_admission(int worker, Admission& admission);
+  void compute(int worker, int64_t step);
+  void applied(const Gradient& update);
+  void worker_ps(int worker);
+  void worker_allreduce(int worker);
+  void parameter_server();
+  void evaluator();
+  void evaluate_now();
+
+  struct WorkerStats {
+    sg4::Host* host = nullptr;
+    double speed = 0.0, persistent = 1.0;
+    int64_t steps = 0;
+    double compute_s = 0.0, comm_s = 0.0, wait_s = 0.0;
+    std::vector<double> step_ends;
+    std::vector<Episode> episodes;
+  };
+
+  const ExperimentSpec& spec_;
+  std::function<void(const ProgressPoint&)> on_point_;
+  LoadedData data_;
+  Model model_;
+  Parameters params_;
+  Optimizer optimizer_;
+  std::unique_ptr<UpdateRule> rule_;
+  int n_;
+  int64_t max_samples_;
+  std::vector<ShardIterator> shards_;
+  std::vector<WorkerStats> workers_;
+  std::vector<sg4::Host*> ps_hosts_;
+  sg4::MutexPtr mutex_;
+  sg4::ConditionVariablePtr updated_;
+  bool stop_ = false;
+  int64_t applied_samples_ = 0;
+  std::vector<ProgressPoint> curve_;
+  double time_to_auc_ = -1.0;
+  // All-reduce: each worker's sparse block size this step, and the ring's mailboxes.
+  std::vector<double> sparse_bytes_;
+  std::vector<sg4::Mailbox*> ring_;
+  std::vector<sg4::Mailbox*> acks_;  // the server's acknowledgement of each worker's push
+};
+
+void Simulation::build_platform() {
+  const ClusterSpec& c = spec_.cluster;
+  auto* zone = sg4::create_star_zone("cluster");
+  auto connect = [&](sg4::Host* host) {
+    auto* link = zone->create_split_duplex_link(host->get_name() + "-nic", c.nic_bandwidth)->set_latency(c.nic_latency);
+    link->seal();
+    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
+                    {{link, sg4::LinkInRoute::Direction::UP}}, true);
+  };
+  std::vector<double> speeds;
+  for (const auto& group : c.worker_groups)
+    for (int i = 0; i < static_cast<int>(group[0]); ++i) speeds.push_back(group[1]);
+  if (speeds.empty()) speeds.assign(n_, c.worker_speed);
+  const std::vector<double> persistent = persistent_slowdowns(spec_.stragglers, n_);
+  const double horizon = spec_.budget.max_time_s > 0.0 ? spec_.budget.max_time_s : 1e5;
+  for (int w = 0; w < n_; ++w) {
+    WorkerStats& s = workers_[w];
+    s.persistent = persistent[w];
+    s.speed = speeds[w] / persistent[w];
+    s.episodes = transient_episodes(spec_.stragglers, w, horizon);
+    s.host = zone->create_host("worker-" + std::to_string(w), s.speed);
+    if (!s.episodes.empty()) {
+      // Speed profile values are multiples of the host's peak speed.
+      std::ostringstream profile;
+      profile << "0 1\n";
+      for (const Episode& e : s.episodes) profile << e.start << ' ' << 1.0 / e.slowdown << '\n' << e.end << " 1\n";
+      s.host->set_speed_profile(
+          simgrid::kernel::profile::ProfileBuilder::from_string(s.host->get_name() + "-episodes", profile.str(), -1));
+    }
+    s.host->seal();
+    connect(s.host);
+  }
+  for (int p = 0; p < c.ps_shards; ++p) {
+    auto* host = zone->create_host("ps-" + std::to_string(p), c.ps_speed)->set_core_count(c.ps_cores);
+    host->seal();
+    connect(host);
+    ps_hosts_.push_back(host);
+  }
+  zone->seal();
+}
+
+bool Simulation::wait_for_admission(int worker, Admission& admission) {
+  const double start = sg4::Engine::get_clock();
+  std::unique_lock lock(*mutex_);
+  while (!should_stop()) {
+    admission = rule_->admit(worker);
+    if (admission.admitted) break;
+    updated_->wait(lock);
+  }
+  workers_[worker].wait_s += sg4::Engine::get_clock() - start;
+  return admission.admitted && !should_stop();
+}
+
+void Simulation::compute(int worker, int64_t step) {
+  const double flops = spec_.cost.flops_scale * model_.flops_per_sample() *
+                       static_cast<double>(spec_.training.local_batch) * step_noise(spec_.stragglers, worker, step);
+  const double start = sg4::Engine::get_clock();
+  sg4::this_actor::execute(flops);
+  workers_[worker].compute_s += sg4::Engine::get_clock() - start;
+}
+
+void Simulation::applied(const Gradient& update) {
+  optimizer_.apply(params_, update);
+  applied_samples_ += update.samples;
+  stop_ = applied_samples_ >= max_samples_ ||
+          (spec_.budget.max_time_s > 0.0 && sg4::Engine::get_clock() >= spec_.budget.max_time_s);
+  updated_->notify_all();
+}
+
+// admit, pull, compute, push: the gradient is computed at admission on the parameters of
+// the token, since the pull returns exactly those parameters.
+void Simulation::worker_ps(int w) {
+  WorkerStats& me = workers_[w];
+  const int shards = static_cast<int>(ps_hosts_.size());
+  auto* ps = sg4::Mailbox::by_name("ps");
+  Gradient grad;
+  for (int64_t step = 0;; ++step) {
+    Admission admission;
+    if (!wait_for_admission(w, admission)) break;
+    model_.forward_backward(params_, shards_[w].next(spec_.training.local_batch), grad);
+
+    double start = sg4::Engine::get_clock();
+    const std::vector<double> pull = shard_bytes(grad, shards, 4.0, 0.0);
+    const std::vector<double> request = shard_bytes(grad, shards, 0.0, 8.0);
+    std::vector<sg4::CommPtr> comms;
+    for (int p = 0; p < shards; ++p) comms.push_back(sg4::Comm::sendto_async(me.host, ps_hosts_[p], kControlBytes + request[p]));
+    for (auto& comm : comms) comm->wait();
+    comms.clear();
+    for (int p = 0; p < shards; ++p) comms.push_back(sg4::Comm::sendto_async(ps_hosts_[p], me.host, pull[p]));
+    for (auto& comm : comms) comm->wait();
+    me.comm_s += sg4::Engine::get_clock() - start;
+
+    compute(w, step);
+
+    start = sg4::Engine::get_clock();
+    const std::vector<double> push = shard_bytes(grad, shards, 4.0, 8.0);
+    comms.clear();
+    for (int p = 0; p < shards; ++p) comms.push_back(sg4::Comm::sendto_async(me.host, ps_hosts_[p], push[p]));
+    for (auto& comm : comms) comm->wait();
+    // The push returns when the server has taken the gradient in (its acknowledgement), so
+    // the worker is never admitted again while its token is still out.
+    ps->put(new Arrival{w, admission.token, std::move(grad)}, kControlBytes);
+    acks_[w]->get_unique<int>();
+    grad = Gradient{};
+    me.comm_s += sg4::Engine::get_clock() - start;
+    ++me.steps;
+    me.step_ends.push_back(sg4::Engine::get_clock());
+  }
+}
+
+// Gradients are taken in one at a time. An update becomes visible at once (so that every
+// token names the parameters a worker then computes on); the shards' optimizer work (in
+// parallel on equal shares) is then charged before the push is acknowledged.
+void Simulation::parameter_server() {
+  auto* ps = sg4::Mailbox::by_name("ps");
+  const int shards = static_cast<int>(ps_hosts_.size());
+  while (true) {
+    auto arrival = ps->get_unique<Arrival>();
+    std::optional<Gradient> update;
+    {
+      std::unique_lock lock(*mutex_);
+      update = rule_->receive(arrival->worker, arrival->token, std::move(arrival->gradient));
+      if (update) applied(*update);
+    }
+    if (update) {
+      const double flops = spec_.cost.update_flops_per_value * static_cast<double>(updated_values(*update)) / shards;
+      sg4::this_actor::exec_init(flops)->set_thread_count(spec_.cluster.ps_cores)->wait();
+    }
+    acks_[arrival->worker]->put_init(new int(0), kControlBytes)->detach([](void* p) { delete static_cast<int*>(p); });
+  }
+}
+
+// admit, compute, ring all-reduce of the dense gradient (2(N - 1) steps of size / N) and
+// ring all-gather of the sparse rows (N - 1 steps), local optimizer work, then the step.
+void Simulation::worker_allreduce(int w) {
+  WorkerStats& me = workers_[w];
+  Gradient grad;
+  for (int64_t step = 0;; ++step) {
+    Admission admission;
+    if (!wait_for_admission(w, admission)) break;
+    model_.forward_backward(params_, shards_[w].next(spec_.training.local_batch), grad);
+    sparse_bytes_[w] = static_cast<double>(grad.bytes()) - 4.0 * static_cast<double>(grad.dense.size());
+    compute(w, step);
+
+    const double start = sg4::Engine::get_clock();
+    if (n_ > 1) {
+      auto* next = ring_[(w + 1) % n_];
+      auto pass = [&](double bytes) {
+        auto send = next->put_async(new int(w), bytes);
+        ring_[w]->get_unique<int>();
+        send->wait();
+      };
+      const double chunk = 4.0 * static_cast<double>(grad.dense.size()) / n_;
+      for (int i = 0; i < 2 * (n_ - 1); ++i) pass(chunk);
+      for (int i = 0; i < n_ - 1; ++i) pass(sparse_bytes_[(w - i + n_) % n_]);
+    }
+    me.comm_s += sg4::Engine::get_clock() - start;
+    sg4::this_actor::execute(spec_.cost.update_flops_per_value * static_cast<double>(updated_values(grad)));
+    {
+      std::unique_lock lock(*mutex_);
+      if (auto update = rule_->receive(w, admission.token, std::move(grad))) applied(*update);
+    }
+    grad = Gradient{};
+    ++me.steps;
+    me.step_ends.push_back(sg4::Engine::get_clock());
+  }
+}
+
+void Simulation::evaluate_now() {
+  const Evaluation e = evaluate(model_, params_, data_.test);
+  const ProgressPoint point{sg4::Engine::get_clock(), rule_->global_step(), applied_samples_, e.auc, e.logloss};
+  curve_.push_back(point);
+  if (time_to_auc_ < 0.0 && e.auc >= spec_.evaluation.target_auc) time_to_auc_ = point.time;
+  if (on_point_) on_point_(point);
+}
+
+void Simulation::evaluator() {
+  while (true) {
+    sg4::this_actor::sleep_for(spec_.evaluation.interval_s);
+    evaluate_now();
+  }
+}
+
+nlohmann::ordered_json Simulation::run() {
+  build_platform();
+  mutex_ = sg4::Mutex::create();
+  updated_ = sg4::ConditionVariable::create();
+  const bool allreduce = spec_.training.mode == Mode::kSync;
+  sparse_bytes_.assign(n_, 0.0);
+  for (int w = 0; w < n_; ++w) {
+    ring_.push_back(sg4::Mailbox::by_name("ring-" + std::to_string(w)));
+    acks_.push_back(sg4::Mailbox::by_name("ack-" + std::to_string(w)));
+  }
+  for (int w = 0; w < n_; ++w) {
+    if (allreduce) {
+      sg4::Actor::create("worker-" + std::to_string(w), workers_[w].host, [this, w] { worker_allreduce(w); });
+    } else {
+      sg4::Actor::create("worker-" + std::to_string(w), workers_[w].host, [this, w] { worker_ps(w); });
+    }
+  }
+  if (!allreduce) sg4::Actor::create("ps", ps_hosts_[0], [this] { parameter_server(); })->daemonize();
+  sg4::Actor::create("evaluator", ps_hosts_[0], [this] { evaluator(); })->daemonize();
+  evaluate_now();
+  sg4::Engine::get_instance()->run();
+  if (curve_.back().time < sg4::Engine::get_clock() || curve_.back().global_step != rule_->global_step()) {
+    evaluate_now();
+  }
+  for (const auto& w : workers_) {
+    if (allreduce && w.steps != workers_[0].steps) throw std::logic_error("simulation: workers ended out of step");
+  }
+
+  const RuleMetrics& m = rule_->metrics();
+  double staleness_sum = 0.0;
+  nlohmann::ordered_json histogram = nlohmann::ordered_json::array();
+  for (auto [staleness, count] : m.staleness) {
+    staleness_sum += static_cast<double>(staleness * count);
+    histogram.push_back({staleness, count});
+  }
+  nlohmann::ordered_json doc;
+  doc["spec"] = spec_to_json(spec_);
+  const ProgressPoint& last = curve_.back();
+  nlohmann::ordered_json summary;
+  summary["mode"] = mode_name(spec_.training.mode);
+  summary["target_auc"] = spec_.evaluation.target_auc;
+  summary["time_to_auc"] = time_to_auc_ >= 0.0 ? nlohmann::ordered_json(time_to_auc_) : nlohmann::ordered_json();
+  summary["final_auc"] = last.auc;
+  summary["final_logloss"] = last.logloss;
+  if (data_.bayes_auc) summary["bayes_auc"] = *data_.bayes_auc;
+  summary["simulated_time"] = last.time;
+  summary["global_steps"] = rule_->global_step();
+  summary["samples"] = applied_samples_;
+  summary["mean_staleness"] = m.gradients_received > 0 ? staleness_sum / static_cast<double>(m.gradients_received) : 0.0;
+  summary["gradients"] = {{"received", m.gradients_received}, {"full", m.gradients_full},
+                          {"decayed", m.gradients_decayed}, {"dropped", m.gradients_dropped}};
+  summary["admissions"] = m.admissions;
+  summary["waits"] = m.waits;
+  summary["flops_per_sample"] = spec_.cost.flops_scale * model_.flops_per_sample();
+  doc["summary"] = summary;
+  nlohmann::ordered_json curve = nlohmann::ordered_json::array();
+  for (const auto& p : curve_) {
+    curve.push_back({{"time", p.time}, {"global_step", p.global_step}, {"samples", p.samples},
+                     {"test_auc", p.auc}, {"test_logloss", p.logloss}});
+  }
+  doc["curve"] = curve;
+  doc["staleness_histogram"] = histogram;
+  nlohmann::ordered_json workers = nlohmann::ordered_json::array();
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    const WorkerStats& s = workers_[w];
+    nlohmann::ordered_json episodes = nlohmann::ordered_json::array();
+    for (const Episode& e : s.episodes) {
+      if (e.start < last.time) episodes.push_back({e.start, e.end, e.slowdown});
+    }
+    workers.push_back({{"worker", w}, {"speed", s.speed}, {"persistent_slowdown", s.persistent},
+                       {"steps", s.steps}, {"compute_s", s.compute_s}, {"comm_s", s.comm_s},
+                       {"wait_s", s.wait_s}, {"transient_episodes", episodes}, {"step_ends", s.step_ends}});
+  }
+  doc["workers"] = workers;
+  return doc;
+}
+
+}  // namespace
+
+nlohmann::ordered_json run_simulation(const ExperimentSpec& spec,
+                                      const std::function<void(const ProgressPoint&)>& on_point) {
+  if (spec.cluster.network_model == "CM02") {
+    // Plain latency + size / bandwidth timing, as analytic checks expect.
+    sg4::Engine::set_config("network/model:CM02");
+    sg4::Engine::set_config("network/crosstraffic:0");
+  }
+  Simulation simulation(spec, on_point);
+  return simulation.run();
+}
+
+}  // namespace gbasim

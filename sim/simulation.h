@@ -1,0 +1,26 @@
+// One simulated training run: SimGrid models the cluster (hosts, links, stragglers) while
+// the real update rule drives the real model, so staleness and AUC come out of the
+// simulated timing.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "spec/spec.h"
+
+namespace gbasim {
+
+struct ProgressPoint {
+  double time = 0.0;
+  int64_t global_step = 0;
+  int64_t samples = 0;
+  double auc = 0.0, logloss = 0.0;
+};
+
+// Runs `spec` in the SimGrid engine the caller has created (one per process) and returns
+// the result document (docs/spec.md, "The result"). `on_point` sees each evaluation.
+nlohmann::ordered_json run_simulation(const ExperimentSpec& spec,
+                                      const std::function<void(const ProgressPoint&)>& on_point = {});
+
+}  // namespace gbasim

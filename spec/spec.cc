@@ -1,0 +1,353 @@
+#include "spec/spec.h"
+
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "models/errors.h"
+
+namespace gbasim {
+namespace {
+
+using Json = nlohmann::json;
+
+// Every key of the spec, once: the reader and the writer below both walk this.
+template <class V>
+void visit(V& v, ExperimentSpec& s) {
+  v.field("seed", s.seed);
+  v.section("data", [&] {
+    SyntheticConfig& d = s.data.synthetic;
+    v.field("train_samples", d.train_samples);
+    v.field("test_samples", d.test_samples);
+    v.field("fields", d.num_fields);
+    v.field("dense", d.num_dense);
+    v.field("min_cardinality", d.min_cardinality);
+    v.field("max_cardinality", d.max_cardinality);
+    v.field("zipf_exponent", d.zipf_exponent);
+    v.field("target_ctr", d.target_ctr);
+    v.field("linear_std", d.linear_std);
+    v.field("dense_std", d.dense_std);
+    v.field("interaction_std", d.interaction_std);
+    v.field("mlp_std", d.mlp_std);
+    v.field("nonlinear_max_cardinality", d.nonlinear_max_cardinality);
+    v.field("interaction_fields", d.interaction_fields);
+    v.field("teacher_dim", d.teacher_dim);
+    v.field("teacher_mlp_width", d.teacher_mlp_width);
+    v.field("label_flip", d.label_flip);
+    v.field("days", d.days);
+    v.field("day_drift", d.day_drift);
+    v.field("seed", d.seed);
+    v.field("criteo_path", s.data.criteo_path);
+    v.field("test_fraction", s.data.test_fraction);
+    v.field("table_size", s.data.criteo.table_size);
+    v.field("skip_bad_lines", s.data.criteo.skip_bad_lines);
+    v.field("max_file_samples", s.data.criteo.max_samples);
+  });
+  v.section("model", [&] {
+    v.named("name", s.model.kind, parse_model_kind, model_name);
+    v.field("embedding_dim", s.model.embedding_dim);
+    v.field("mlp", s.model.mlp);
+    v.field("bottom_mlp", s.model.bottom_mlp);
+  });
+  v.section("optimizer", [&] {
+    v.named("name", s.optimizer.kind, parse_optimizer_kind, optimizer_name);
+    v.field("learning_rate", s.optimizer.learning_rate);
+    v.field("l2", s.optimizer.l2);
+    v.field("beta1", s.optimizer.beta1);
+    v.field("beta2", s.optimizer.beta2);
+    v.field("epsilon", s.optimizer.epsilon);
+    v.field("adagrad_initial", s.optimizer.adagrad_initial);
+  });
+  v.section("training", [&] {
+    RuleConfig& t = s.training;
+    v.named("mode", t.mode, parse_mode, mode_name);
+    v.field("workers", t.num_workers);
+    v.field("local_batch", t.local_batch);
+    v.field("global_batch", t.global_batch);
+    v.field("staleness_bound", t.staleness_bound);
+    v.field("backup_workers", t.backup_workers);
+    v.section("gba", [&] {
+      v.field("iota", t.gba.iota);
+      v.named("decay", t.gba.decay, parse_decay, decay_name);
+      v.field("gamma", t.gba.gamma);
+      v.field("decayed_count", t.gba.decayed_count);
+      v.field("dropped_count", t.gba.dropped_count);
+      v.field("normalize_by_weights", t.gba.normalize_by_weights);
+    });
+  });
+  v.section("cluster", [&] {
+    ClusterSpec& c = s.cluster;
+    v.field("ps_shards", c.ps_shards);
+    v.field("worker_speed", c.worker_speed);
+    v.field("worker_groups", c.worker_groups);
+    v.field("ps_speed", c.ps_speed);
+    v.field("ps_cores", c.ps_cores);
+    v.field("nic_bandwidth", c.nic_bandwidth);
+    v.field("nic_latency", c.nic_latency);
+    v.field("network_model", c.network_model);
+  });
+  v.section("cost", [&] {
+    v.field("flops_scale", s.cost.flops_scale);
+    v.field("update_flops_per_value", s.cost.update_flops_per_value);
+  });
+  v.section("stragglers", [&] {
+    StragglerConfig& g = s.stragglers;
+    v.field("persistent_fraction", g.persistent_fraction);
+    v.field("persistent_slowdown", g.persistent_slowdown);
+    v.field("noise_cv", g.noise_cv);
+    v.field("transient_rate_per_s", g.transient_rate_per_s);
+    v.field("transient_mean_duration_s", g.transient_mean_duration_s);
+    v.field("transient_min_slowdown", g.transient_min_slowdown);
+    v.field("transient_pareto_alpha", g.transient_pareto_alpha);
+    v.field("transient_max_slowdown", g.transient_max_slowdown);
+  });
+  v.section("evaluation", [&] {
+    v.field("interval_s", s.evaluation.interval_s);
+    v.field("target_auc", s.evaluation.target_auc);
+    v.field("test_samples", s.evaluation.test_samples);
+  });
+  v.section("budget", [&] {
+    v.field("max_samples", s.budget.max_samples);
+    v.field("max_time_s", s.budget.max_time_s);
+  });
+}
+
+template <class T>
+const char* type_name() {
+  if constexpr (std::is_same_v<T, bool>) return "true or false";
+  else if constexpr (std::is_integral_v<T>) return "an integer";
+  else if constexpr (std::is_floating_point_v<T>) return "a number";
+  else if constexpr (std::is_same_v<T, std::string>) return "a string";
+  else if constexpr (std::is_same_v<T, std::vector<int>>) return "a list of integers";
+  else return "a list of [count, value] pairs";
+}
+
+template <class T>
+bool has_type(const Json& j) {
+  if constexpr (std::is_same_v<T, bool>) return j.is_boolean();
+  else if constexpr (std::is_unsigned_v<T>) return j.is_number_unsigned();
+  else if constexpr (std::is_integral_v<T>) return j.is_number_integer();
+  else if constexpr (std::is_floating_point_v<T>) return j.is_number();
+  else if constexpr (std::is_same_v<T, std::string>) return j.is_string();
+  else if constexpr (std::is_same_v<T, std::vector<int>>) {
+    if (!j.is_array()) return false;
+    for (const auto& e : j)
+      if (!e.is_number_integer()) return false;
+    return true;
+  } else {
+    if (!j.is_array()) return false;
+    for (const auto& e : j) {
+      if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number()) return false;
+    }
+    return true;
+  }
+}
+
+// Reads values present in the document and rejects keys it does not know.
+class Reader {
+ public:
+  Reader(const Json& doc, std::string source) : source_(std::move(source)) { enter(doc, ""); }
+
+  template <class T>
+  void field(const char* key, T& out) {
+    const Json* j = lookup(key);
+    if (j == nullptr) return;
+    if (!has_type<T>(*j)) fail(key, std::string("must be ") + type_name<T>());
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      if (!j->is_number_unsigned() && std::is_unsigned_v<T>) fail(key, "must not be negative");
+      const auto wide = j->get<int64_t>();
+      if (wide < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+          (j->is_number_unsigned() && j->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
+        fail(key, "is out of range");
+      }
+    }
+    out = j->get<T>();
+  }
+
+  template <class E, class Parse, class Name>
+  void named(const char* key, E& out, Parse parse, Name) {
+    const Json* j = lookup(key);
+    if (j == nullptr) return;
+    if (!j->is_string()) fail(key, "must be a string");
+    try {
+      out = parse(j->get<std::string>());
+    } catch (const InputError& e) {
+      fail(key, e.what());
+    }
+  }
+
+  void section(const char* key, const std::function<void()>& body) {
+    const Json* j = lookup(key);
+    if (j == nullptr) return;
+    if (!j->is_object()) fail(key, "must be an object");
+    enter(*j, path(key) + ".");
+    body();
+    leave();
+  }
+
+  void finish() { leave(); }
+
+ private:
+  struct Level {
+    const Json* object;
+    std::string prefix;
+    std::set<std::string> seen;
+  };
+
+  std::string path(const char* key) const { return levels_.back().prefix + key; }
+
+  [[noreturn]] void fail(const char* key, const std::string& what) const {
+    throw InputError(source_ + ": '" + path(key) + "' " + what);
+  }
+
+  const Json* lookup(const char* key) {
+    Level& level = levels_.back();
+    level.seen.insert(key);
+    const auto it = level.object->find(key);
+    return it == level.object->end() ? nullptr : &*it;
+  }
+
+  void enter(const Json& object, std::string prefix) {
+    if (!object.is_object()) throw InputError(source_ + ": the spec must be a JSON object");
+    levels_.push_back({&object, std::move(prefix), {}});
+  }
+
+  void leave() {
+    const Level& level = levels_.back();
+    for (const auto& [key, value] : level.object->items()) {
+      if (!level.seen.count(key)) throw InputError(source_ + ": unknown key '" + level.prefix + key + "'");
+    }
+    levels_.pop_back();
+  }
+
+  std::string source_;
+  std::vector<Level> levels_;
+};
+
+// Writes every value, defaults included.
+class Writer {
+ public:
+  template <class T>
+  void field(const char* key, T& value) {
+    (*current_)[key] = value;
+  }
+  template <class E, class Parse, class Name>
+  void named(const char* key, E& value, Parse, Name name) {
+    (*current_)[key] = name(value);
+  }
+  void section(const char* key, const std::function<void()>& body) {
+    nlohmann::ordered_json* parent = current_;
+    current_ = &(*parent)[key];
+    *current_ = nlohmann::ordered_json::object();
+    body();
+    current_ = parent;
+  }
+  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+
+ private:
+  nlohmann::ordered_json* current_ = &doc;
+};
+
+void check_semantics(const ExperimentSpec& s, const std::string& source) {
+  auto fail = [&](const std::string& key, const std::string& what) {
+    throw InputError(source + ": '" + key + "' " + what);
+  };
+  try {
+    validate(s.data.synthetic);
+    validate(s.training);
+    validate(s.stragglers);
+  } catch (const InputError& e) {
+    throw InputError(source + ": " + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw InputError(source + ": " + e.what());
+  }
+  const ClusterSpec& c = s.cluster;
+  if (c.ps_shards < 1) fail("cluster.ps_shards", "must be at least 1");
+  if (!(c.worker_speed > 0.0)) fail("cluster.worker_speed", "must be positive");
+  if (!c.worker_groups.empty()) {
+    double total = 0.0;
+    for (const auto& g : c.worker_groups) {
+      if (g[0] < 1.0 || g[0] != static_cast<double>(static_cast<int64_t>(g[0]))) {
+        fail("cluster.worker_groups", "counts must be positive integers");
+      }
+      if (!(g[1] > 0.0)) fail("cluster.worker_groups", "speeds must be positive");
+      total += g[0];
+    }
+    if (total != s.training.num_workers) fail("cluster.worker_groups", "counts must add up to training.workers");
+  }
+  if (!(c.ps_speed > 0.0)) fail("cluster.ps_speed", "must be positive");
+  if (c.ps_cores < 1) fail("cluster.ps_cores", "must be at least 1");
+  if (!(c.nic_bandwidth > 0.0)) fail("cluster.nic_bandwidth", "must be positive");
+  if (c.nic_latency < 0.0) fail("cluster.nic_latency", "must not be negative");
+  if (c.network_model != "LV08" && c.network_model != "CM02") fail("cluster.network_model", "must be LV08 or CM02");
+  if (!(s.cost.flops_scale > 0.0)) fail("cost.flops_scale", "must be positive");
+  if (s.cost.update_flops_per_value < 0.0) fail("cost.update_flops_per_value", "must not be negative");
+  if (!(s.evaluation.interval_s > 0.0)) fail("evaluation.interval_s", "must be positive");
+  if (s.evaluation.test_samples < 0) fail("evaluation.test_samples", "must not be negative");
+  if (s.budget.max_samples < 0) fail("budget.max_samples", "must not be negative");
+  if (s.budget.max_time_s < 0.0) fail("budget.max_time_s", "must not be negative");
+  if (s.model.embedding_dim < 1) fail("model.embedding_dim", "must be at least 1");
+  for (int w : s.model.mlp)
+    if (w < 1) fail("model.mlp", "widths must be at least 1");
+  for (int w : s.model.bottom_mlp)
+    if (w < 1) fail("model.bottom_mlp", "widths must be at least 1");
+  if (!(s.optimizer.learning_rate > 0.0)) fail("optimizer.learning_rate", "must be positive");
+}
+
+// Sets "a.b.c" to `text` in `doc`, creating objects on the way.
+void apply_override(Json& doc, const std::string& assignment) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw InputError("--set '" + assignment + "': expected key.path=value");
+  }
+  const std::string key = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+  Json* node = &doc;
+  std::stringstream parts(key);
+  std::string part;
+  std::vector<std::string> path;
+  while (std::getline(parts, part, '.')) path.push_back(part);
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    Json& next = (*node)[path[i]];
+    if (next.is_null()) next = Json::object();
+    if (!next.is_object()) throw InputError("--set '" + assignment + "': '" + path[i] + "' is not an object");
+    node = &next;
+  }
+  Json value = Json::parse(text, nullptr, false);
+  (*node)[path.back()] = value.is_discarded() ? Json(text) : value;
+}
+
+}  // namespace
+
+ExperimentSpec parse_spec(const Json& doc, const std::string& source) {
+  ExperimentSpec spec;
+  Reader reader(doc, source);
+  visit(reader, spec);
+  reader.finish();
+  check_semantics(spec, source);
+  return spec;
+}
+
+ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open");
+  Json doc;
+  try {
+    doc = Json::parse(in);
+  } catch (const Json::parse_error& e) {
+    throw InputError(path + ": not valid JSON (" + e.what() + ")");
+  }
+  for (const auto& o : overrides) apply_override(doc, o);
+  return parse_spec(doc, path);
+}
+
+nlohmann::ordered_json spec_to_json(const ExperimentSpec& spec) {
+  ExperimentSpec copy = spec;
+  Writer writer;
+  visit(writer, copy);
+  return writer.doc;
+}
+
+}  // namespace gbasim

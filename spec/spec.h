@@ -1,0 +1,72 @@
+// The experiment spec: one JSON document that says everything about a run (data, model,
+// optimizer, training mode, cluster, cost model, stragglers, evaluation, budget, seed).
+// Both drivers (simulator, MPI runtime) read it through this library. Every key has a
+// default (docs/spec.md); an unknown key or a value of the wrong type is an error that
+// names the file and the key.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "models/model.h"
+#include "models/optimizer.h"
+#include "spec/data.h"
+#include "strategies/update_rule.h"
+#include "traces/straggler_models.h"
+
+namespace gbasim {
+
+struct ClusterSpec {
+  int ps_shards = 2;
+  double worker_speed = 3e12;         // flop/s a worker sustains on the model
+  // Worker speeds group by group, in worker order; empty: every worker at worker_speed.
+  // Each group is [count, speed]; the counts must add up to the number of workers.
+  std::vector<std::vector<double>> worker_groups;
+  double ps_speed = 1e11;             // flop/s of a parameter-server host, per core
+  int ps_cores = 16;
+  double nic_bandwidth = 3.125e9;     // bytes/s of each host's link (25 Gb/s)
+  double nic_latency = 10e-6;         // seconds; hosts meet at a non-blocking switch
+  std::string network_model = "LV08";  // SimGrid's network/model: LV08 or CM02
+};
+
+struct CostSpec {
+  // The simulated compute of a local batch is flops_scale x the model's flops per sample
+  // x b / worker speed: the small real model stands in for a production-size one.
+  double flops_scale = 100.0;
+  double update_flops_per_value = 10.0;  // optimizer flops per updated value
+};
+
+struct EvaluationSpec {
+  double interval_s = 0.25;   // simulated seconds between parameter snapshots
+  double target_auc = 0.75;   // time-to-AUC is the first snapshot at or above this
+  int64_t test_samples = 0;   // evaluate on the first this many test samples; 0: all
+};
+
+struct BudgetSpec {
+  int64_t max_samples = 0;  // training samples applied; 0: one epoch of the training set
+  double max_time_s = 0.0;  // simulated seconds; 0: no limit
+};
+
+struct ExperimentSpec {
+  uint64_t seed = 1;  // data order, initial parameters and stragglers
+  DataOptions data;
+  ModelConfig model;
+  OptimizerConfig optimizer;
+  RuleConfig training;
+  ClusterSpec cluster;
+  CostSpec cost;
+  StragglerConfig stragglers;
+  EvaluationSpec evaluation;
+  BudgetSpec budget;
+};
+
+// Reads `doc` over the defaults; `source` (a file name) prefixes every error.
+ExperimentSpec parse_spec(const nlohmann::json& doc, const std::string& source);
+// Reads a spec file, after applying "key.path=value" overrides to its JSON (a value that
+// parses as JSON is taken as such, anything else as a string).
+ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>& overrides);
+// The spec with every key resolved, defaults included.
+nlohmann::ordered_json spec_to_json(const ExperimentSpec& spec);
+
+}  // namespace gbasim

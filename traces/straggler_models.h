@@ -1,0 +1,48 @@
+// Synthetic straggler models as plain per-worker slowdown series (no simulator types), drawn
+// from a seed so that the simulator and the real-hardware runtime inject the same slowdowns.
+// A slowdown k means a step takes k times as long as on an undisturbed host.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace gbasim {
+
+struct StragglerConfig {
+  // Persistent: this fraction of the workers (chosen from the seed) is slower by `slowdown`
+  // for the whole run.
+  double persistent_fraction = 0.3;
+  double persistent_slowdown = 1.08;
+  // Per-step noise: every step's compute is multiplied by a log-normal factor of mean 1
+  // and this coefficient of variation.
+  double noise_cv = 0.06;
+  // Transient: slow episodes arrive at each worker as a Poisson process; each lasts an
+  // exponential time and slows the worker by a Pareto-distributed factor (heavy tail)
+  // capped at max_slowdown.
+  double transient_rate_per_s = 0.0;
+  double transient_mean_duration_s = 1.0;
+  double transient_min_slowdown = 1.5;
+  double transient_pareto_alpha = 2.0;
+  double transient_max_slowdown = 10.0;
+  uint64_t seed = 1;
+};
+
+struct Episode {
+  double start = 0.0, end = 0.0;  // seconds
+  double slowdown = 1.0;
+};
+
+// Throws InputError naming the first invalid key.
+void validate(const StragglerConfig& config);
+
+// One factor per worker: persistent_slowdown for the chosen workers, 1 for the others.
+std::vector<double> persistent_slowdowns(const StragglerConfig& config, int workers);
+
+// The transient episodes of `worker` that start before `horizon_s`, in time order, not
+// overlapping.
+std::vector<Episode> transient_episodes(const StragglerConfig& config, int worker, double horizon_s);
+
+// The noise factor of `worker`'s step number `step`.
+double step_noise(const StragglerConfig& config, int worker, int64_t step);
+
+}  // namespace gbasim
