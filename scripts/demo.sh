@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds, trains LR and DeepFM on the default
-# synthetic data set in one process each, and plots their test AUC curves.
+# The main job: installs what is missing, builds, and simulates the default experiment
+# (specs/demo.json: DeepFM on the default synthetic data, 16 workers on the default cluster
+# with its stragglers) in every mode, the modes in parallel processes; then plots the
+# convergence and prints the summary table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-out=out/demo
-mkdir -p "$out"
-for model in lr deepfm; do
-  ./build/sim/gbasim train --model "$model" --out "$out/train-$model.json"
-done
-/usr/bin/python3 scripts/plot_training.py "$out/training" "$out/train-lr.json" "$out/train-deepfm.json"
+out=results/demo
+logs=out/demo-logs
+mkdir -p "$out" "$logs"
+modes="sync async gba ssp backup"
+echo "demo.sh: simulating $modes on $(nproc) cores (progress of each run in $logs/<mode>.log)"
+printf '%s\n' $modes | xargs -P "$(nproc)" -I{} sh -c \
+  "./build/sim/gbasim run --spec specs/demo.json --set training.mode={} --out $out/{}.json > $logs/{}.summary 2> $logs/{}.log \
+   && echo 'demo.sh: {} done' || { echo 'demo.sh: {} failed, see $logs/{}.log'; exit 255; }"
+/usr/bin/python3 scripts/plot_convergence.py "$out/convergence" $(for m in $modes; do echo "$out/$m.json"; done)
 echo
-echo "demo.sh: results in $out/:"
-echo "  train-lr.json, train-deepfm.json   curves and final test AUC / log-loss (JSON)"
-echo "  training.png, training.pdf         test AUC and log-loss against training samples"
+head -n 1 "$logs/sync.summary"
+for m in $modes; do tail -n 1 "$logs/$m.summary"; done
+echo
+echo "demo.sh: results in $out/: <mode>.json (one result per mode), convergence.png and convergence.pdf"

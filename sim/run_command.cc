@@ -1,7 +1,7 @@
 // gbasim run: one simulated training run from an experiment spec.
 #include <simgrid/engine.h>
-#include <simgrid/s4u.hpp>
 #include <xbt/log.h>
+#include <simgrid/s4u.hpp>
 
 #include <boost/program_options.hpp>
 #include <chrono>
@@ -32,11 +32,13 @@ int run_run(int argc, char** argv) {
       "Simulates one training run on a SimGrid cluster and writes its JSON result.\n"
       "SimGrid's --cfg=key:value and --log=... arguments are accepted too.\n\nOptions");
   desc.add_options()("help,h", "show this help")(
-      "spec", po::value(&spec_path)->value_name("FILE"), "experiment spec (JSON; docs/spec.md lists every key)")(
+      "spec", po::value(&spec_path)->value_name("FILE"),
+      "experiment spec (JSON; docs/spec.md lists every key)")(
       "set", po::value(&overrides)->composing()->value_name("KEY=VALUE"),
       "override a spec key, e.g. --set training.mode=gba --set training.workers=8 (repeatable)")(
-      "out", po::value(&out_path)->value_name("FILE"), "result JSON (default: out/run-<mode>.json)")(
-      "quiet,q", po::bool_switch(&quiet), "no progress lines on standard error");
+      "out", po::value(&out_path)->value_name("FILE"),
+      "result JSON (default: out/run-<mode>.json)")("quiet,q", po::bool_switch(&quiet),
+                                                    "no progress lines on standard error");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(desc).run(), vm);
   if (vm.count("help")) {
@@ -50,28 +52,39 @@ int run_run(int argc, char** argv) {
   if (out_path.empty()) out_path = "out/run-" + mode_name(spec.training.mode) + ".json";
   const std::string mode = mode_name(spec.training.mode);
   const auto start = std::chrono::steady_clock::now();
-  auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  if (!quiet) std::cerr << "gbasim run: " << mode << ", " << spec.training.num_workers << " workers, preparing data\n";
+  auto wall = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  if (!quiet)
+    std::cerr << "gbasim run: " << mode << ", " << spec.training.num_workers
+              << " workers, preparing data\n";
   const nlohmann::ordered_json result = run_simulation(spec, [&](const ProgressPoint& p) {
     if (quiet) return;
     char line[200];
-    std::snprintf(line, sizeof line, "  %-6s t=%9.3f s  step %7lld  samples %9lld  test AUC %.4f  log-loss %.4f  (wall %.0f s)\n",
-                  mode.c_str(), p.time, static_cast<long long>(p.global_step), static_cast<long long>(p.samples),
-                  p.auc, p.logloss, wall());
+    std::snprintf(line, sizeof line,
+                  "  %-6s t=%9.3f s  step %7lld  samples %9lld  test AUC %.4f  log-loss %.4f  "
+                  "(wall %.0f s)\n",
+                  mode.c_str(), p.time, static_cast<long long>(p.global_step),
+                  static_cast<long long>(p.samples), p.auc, p.logloss, wall());
     std::cerr << line;
   });
   write_json_atomically(out_path, result);
 
   const auto& s = result["summary"];
   char time_to_auc[32] = "not reached";
-  if (!s["time_to_auc"].is_null()) std::snprintf(time_to_auc, sizeof time_to_auc, "%.3f s", s["time_to_auc"].get<double>());
-  std::printf("%-8s %-16s %-10s %-12s %-14s %-10s %s\n", "mode", "time-to-AUC", "final AUC", "global steps",
-              "mean staleness", "dropped", "simulated time");
+  if (!s["time_to_auc"].is_null())
+    std::snprintf(time_to_auc, sizeof time_to_auc, "%.3f s", s["time_to_auc"].get<double>());
+  std::printf("%-8s %-16s %-10s %-12s %-14s %-10s %s\n", "mode", "time-to-AUC", "final AUC",
+              "global steps", "mean staleness", "dropped", "simulated time");
   std::printf("%-8s %-16s %-10.4f %-12lld %-14.3f %-10lld %.3f s\n", mode.c_str(), time_to_auc,
-              s["final_auc"].get<double>(), static_cast<long long>(s["global_steps"].get<int64_t>()),
-              s["mean_staleness"].get<double>(), static_cast<long long>(s["gradients"]["dropped"].get<int64_t>()),
+              s["final_auc"].get<double>(),
+              static_cast<long long>(s["global_steps"].get<int64_t>()),
+              s["mean_staleness"].get<double>(),
+              static_cast<long long>(s["gradients"]["dropped"].get<int64_t>()),
               s["simulated_time"].get<double>());
-  if (!quiet) std::cerr << "gbasim run: target AUC " << spec.evaluation.target_auc << "; wall " << wall() << " s; wrote " << out_path << '\n';
+  if (!quiet)
+    std::cerr << "gbasim run: target AUC " << spec.evaluation.target_auc << "; wall " << wall()
+              << " s; wrote " << out_path << '\n';
   return 0;
 }
 

@@ -27,12 +27,15 @@ constexpr double kControlBytes = 64;  // a request or a "gradient pushed" notice
 
 // Bytes of the parameters a batch needs, one share per parameter-server shard: the dense
 // values are split evenly, the embedding rows go to the shard their (table, row) hashes to.
-std::vector<double> shard_bytes(const Gradient& g, int shards, double bytes_per_value, double bytes_per_row_id) {
+std::vector<double> shard_bytes(const Gradient& g, int shards, double bytes_per_value,
+                                double bytes_per_row_id) {
   std::vector<double> bytes(shards, 4.0 * static_cast<double>(g.dense.size()) / shards);
   for (size_t t = 0; t < g.tables.size(); ++t) {
-    const double row_bytes = bytes_per_value * static_cast<double>(g.tables[t].values.cols()) + bytes_per_row_id;
+    const double row_bytes =
+        bytes_per_value * static_cast<double>(g.tables[t].values.cols()) + bytes_per_row_id;
     for (int32_t row : g.tables[t].rows) {
-      bytes[(static_cast<uint64_t>(row) * 0x9e3779b97f4a7c15ULL + t) % static_cast<uint64_t>(shards)] += row_bytes;
+      bytes[(static_cast<uint64_t>(row) * 0x9e3779b97f4a7c15ULL + t) %
+            static_cast<uint64_t>(shards)] += row_bytes;
     }
   }
   return bytes;
@@ -58,8 +61,9 @@ class Simulation {
         max_samples_(spec.budget.max_samples > 0 ? spec.budget.max_samples : data_.train.size()) {
     for (int w = 0; w < n_; ++w) shards_.emplace_back(data_.train, w, n_, spec.seed);
     if (spec.evaluation.test_samples > 0 && spec.evaluation.test_samples < data_.test.size()) {
-      const auto [rest, head] = split_train_test(data_.test, 1.0 - static_cast<double>(spec.evaluation.test_samples) /
-                                                                    static_cast<double>(data_.test.size()));
+      const auto [rest, head] =
+          split_train_test(data_.test, 1.0 - static_cast<double>(spec.evaluation.test_samples) /
+                                                 static_cast<double>(data_.test.size()));
       (void)rest;
       data_.test = head;
     }
@@ -70,6 +74,7 @@ class Simulation {
 
  private:
   void build_platform();
+  simgrid::kernel::profile::Profile* episode_profile(int worker);
   // The budget is checked when an update is applied, so that all-reduce workers stop
   // together at a step boundary.
   bool should_stop() const { return stop_; }
@@ -89,7 +94,6 @@ class Simulation {
     int64_t steps = 0;
     double compute_s = 0.0, comm_s = 0.0, wait_s = 0.0;
     std::vector<double> step_ends;
-    std::vector<Episode> episodes;
   };
 
   const ExperimentSpec& spec_;
@@ -120,7 +124,8 @@ void Simulation::build_platform() {
   const ClusterSpec& c = spec_.cluster;
   auto* zone = sg4::create_star_zone("cluster");
   auto connect = [&](sg4::Host* host) {
-    auto* link = zone->create_split_duplex_link(host->get_name() + "-nic", c.nic_bandwidth)->set_latency(c.nic_latency);
+    auto* link = zone->create_split_duplex_link(host->get_name() + "-nic", c.nic_bandwidth)
+                     ->set_latency(c.nic_latency);
     link->seal();
     zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
                     {{link, sg4::LinkInRoute::Direction::UP}}, true);
@@ -130,31 +135,55 @@ void Simulation::build_platform() {
     for (int i = 0; i < static_cast<int>(group[0]); ++i) speeds.push_back(group[1]);
   if (speeds.empty()) speeds.assign(n_, c.worker_speed);
   const std::vector<double> persistent = persistent_slowdowns(spec_.stragglers, n_);
-  const double horizon = spec_.budget.max_time_s > 0.0 ? spec_.budget.max_time_s : 1e5;
   for (int w = 0; w < n_; ++w) {
     WorkerStats& s = workers_[w];
     s.persistent = persistent[w];
     s.speed = speeds[w] / persistent[w];
-    s.episodes = transient_episodes(spec_.stragglers, w, horizon);
     s.host = zone->create_host("worker-" + std::to_string(w), s.speed);
-    if (!s.episodes.empty()) {
-      // Speed profile values are multiples of the host's peak speed.
-      std::ostringstream profile;
-      profile << "0 1\n";
-      for (const Episode& e : s.episodes) profile << e.start << ' ' << 1.0 / e.slowdown << '\n' << e.end << " 1\n";
-      s.host->set_speed_profile(
-          simgrid::kernel::profile::ProfileBuilder::from_string(s.host->get_name() + "-episodes", profile.str(), -1));
-    }
+    if (spec_.stragglers.transient_rate_per_s > 0.0) s.host->set_speed_profile(episode_profile(w));
     s.host->seal();
     connect(s.host);
   }
   for (int p = 0; p < c.ps_shards; ++p) {
-    auto* host = zone->create_host("ps-" + std::to_string(p), c.ps_speed)->set_core_count(c.ps_cores);
+    auto* host =
+        zone->create_host("ps-" + std::to_string(p), c.ps_speed)->set_core_count(c.ps_cores);
     host->seal();
     connect(host);
     ps_hosts_.push_back(host);
   }
   zone->seal();
+}
+
+// A speed profile (values: multiples of the host's peak speed) that replays the worker's
+// transient episodes. SimGrid asks for more events as the run goes, so no horizon is fixed
+// in advance: each call generates the episodes of a window twice as long as the last.
+simgrid::kernel::profile::Profile* Simulation::episode_profile(int w) {
+  using simgrid::kernel::profile::DatedValue;
+  struct Window {
+    double generated_until = 0.0, last_event = 0.0, length;
+  };
+  auto window =
+      std::make_shared<Window>(Window{0.0, 0.0, 10.0 / spec_.stragglers.transient_rate_per_s});
+  const StragglerConfig config = spec_.stragglers;
+  auto more = [config, w, window](std::vector<DatedValue>& events) {
+    // Dates are delays since the previous event.
+    double until = window->generated_until + window->length;
+    if (until <= window->last_event) until = window->last_event + window->length;
+    for (const Episode& e : transient_episodes(config, w, until)) {
+      if (e.start < window->generated_until) continue;
+      events.emplace_back(e.start - window->last_event, 1.0 / e.slowdown);
+      events.emplace_back(e.end - e.start, 1.0);
+      window->last_event = e.end;
+    }
+    if (window->last_event < until) {
+      events.emplace_back(until - window->last_event, 1.0);
+      window->last_event = until;
+    }
+    window->generated_until = until;
+    window->length *= 2.0;
+  };
+  return simgrid::kernel::profile::ProfileBuilder::from_callback("episodes-" + std::to_string(w),
+                                                                 more, -1);
 }
 
 bool Simulation::wait_for_admission(int worker, Admission& admission) {
@@ -171,7 +200,8 @@ bool Simulation::wait_for_admission(int worker, Admission& admission) {
 
 void Simulation::compute(int worker, int64_t step) {
   const double flops = spec_.cost.flops_scale * model_.flops_per_sample() *
-                       static_cast<double>(spec_.training.local_batch) * step_noise(spec_.stragglers, worker, step);
+                       static_cast<double>(spec_.training.local_batch) *
+                       step_noise(spec_.stragglers, worker, step);
   const double start = sg4::Engine::get_clock();
   sg4::this_actor::execute(flops);
   workers_[worker].compute_s += sg4::Engine::get_clock() - start;
@@ -201,10 +231,12 @@ void Simulation::worker_ps(int w) {
     const std::vector<double> pull = shard_bytes(grad, shards, 4.0, 0.0);
     const std::vector<double> request = shard_bytes(grad, shards, 0.0, 8.0);
     std::vector<sg4::CommPtr> comms;
-    for (int p = 0; p < shards; ++p) comms.push_back(sg4::Comm::sendto_async(me.host, ps_hosts_[p], kControlBytes + request[p]));
+    for (int p = 0; p < shards; ++p)
+      comms.push_back(sg4::Comm::sendto_async(me.host, ps_hosts_[p], kControlBytes + request[p]));
     for (auto& comm : comms) comm->wait();
     comms.clear();
-    for (int p = 0; p < shards; ++p) comms.push_back(sg4::Comm::sendto_async(ps_hosts_[p], me.host, pull[p]));
+    for (int p = 0; p < shards; ++p)
+      comms.push_back(sg4::Comm::sendto_async(ps_hosts_[p], me.host, pull[p]));
     for (auto& comm : comms) comm->wait();
     me.comm_s += sg4::Engine::get_clock() - start;
 
@@ -213,7 +245,8 @@ void Simulation::worker_ps(int w) {
     start = sg4::Engine::get_clock();
     const std::vector<double> push = shard_bytes(grad, shards, 4.0, 8.0);
     comms.clear();
-    for (int p = 0; p < shards; ++p) comms.push_back(sg4::Comm::sendto_async(me.host, ps_hosts_[p], push[p]));
+    for (int p = 0; p < shards; ++p)
+      comms.push_back(sg4::Comm::sendto_async(me.host, ps_hosts_[p], push[p]));
     for (auto& comm : comms) comm->wait();
     // The push returns when the server has taken the gradient in (its acknowledgement), so
     // the worker is never admitted again while its token is still out.
@@ -241,10 +274,13 @@ void Simulation::parameter_server() {
       if (update) applied(*update);
     }
     if (update) {
-      const double flops = spec_.cost.update_flops_per_value * static_cast<double>(updated_values(*update)) / shards;
+      const double flops =
+          spec_.cost.update_flops_per_value * static_cast<double>(updated_values(*update)) / shards;
       sg4::this_actor::exec_init(flops)->set_thread_count(spec_.cluster.ps_cores)->wait();
     }
-    acks_[arrival->worker]->put_init(new int(0), kControlBytes)->detach([](void* p) { delete static_cast<int*>(p); });
+    acks_[arrival->worker]->put_init(new int(0), kControlBytes)->detach([](void* p) {
+      delete static_cast<int*>(p);
+    });
   }
 }
 
@@ -257,7 +293,8 @@ void Simulation::worker_allreduce(int w) {
     Admission admission;
     if (!wait_for_admission(w, admission)) break;
     model_.forward_backward(params_, shards_[w].next(spec_.training.local_batch), grad);
-    sparse_bytes_[w] = static_cast<double>(grad.bytes()) - 4.0 * static_cast<double>(grad.dense.size());
+    sparse_bytes_[w] =
+        static_cast<double>(grad.bytes()) - 4.0 * static_cast<double>(grad.dense.size());
     compute(w, step);
 
     const double start = sg4::Engine::get_clock();
@@ -273,7 +310,8 @@ void Simulation::worker_allreduce(int w) {
       for (int i = 0; i < n_ - 1; ++i) pass(sparse_bytes_[(w - i + n_) % n_]);
     }
     me.comm_s += sg4::Engine::get_clock() - start;
-    sg4::this_actor::execute(spec_.cost.update_flops_per_value * static_cast<double>(updated_values(grad)));
+    sg4::this_actor::execute(spec_.cost.update_flops_per_value *
+                             static_cast<double>(updated_values(grad)));
     {
       std::unique_lock lock(*mutex_);
       if (auto update = rule_->receive(w, admission.token, std::move(grad))) applied(*update);
@@ -286,7 +324,8 @@ void Simulation::worker_allreduce(int w) {
 
 void Simulation::evaluate_now() {
   const Evaluation e = evaluate(model_, params_, data_.test);
-  const ProgressPoint point{sg4::Engine::get_clock(), rule_->global_step(), applied_samples_, e.auc, e.logloss};
+  const ProgressPoint point{sg4::Engine::get_clock(), rule_->global_step(), applied_samples_, e.auc,
+                            e.logloss};
   curve_.push_back(point);
   if (time_to_auc_ < 0.0 && e.auc >= spec_.evaluation.target_auc) time_to_auc_ = point.time;
   if (on_point_) on_point_(point);
@@ -311,20 +350,25 @@ nlohmann::ordered_json Simulation::run() {
   }
   for (int w = 0; w < n_; ++w) {
     if (allreduce) {
-      sg4::Actor::create("worker-" + std::to_string(w), workers_[w].host, [this, w] { worker_allreduce(w); });
+      sg4::Actor::create("worker-" + std::to_string(w), workers_[w].host,
+                         [this, w] { worker_allreduce(w); });
     } else {
-      sg4::Actor::create("worker-" + std::to_string(w), workers_[w].host, [this, w] { worker_ps(w); });
+      sg4::Actor::create("worker-" + std::to_string(w), workers_[w].host,
+                         [this, w] { worker_ps(w); });
     }
   }
-  if (!allreduce) sg4::Actor::create("ps", ps_hosts_[0], [this] { parameter_server(); })->daemonize();
+  if (!allreduce)
+    sg4::Actor::create("ps", ps_hosts_[0], [this] { parameter_server(); })->daemonize();
   sg4::Actor::create("evaluator", ps_hosts_[0], [this] { evaluator(); })->daemonize();
   evaluate_now();
   sg4::Engine::get_instance()->run();
-  if (curve_.back().time < sg4::Engine::get_clock() || curve_.back().global_step != rule_->global_step()) {
+  if (curve_.back().time < sg4::Engine::get_clock() ||
+      curve_.back().global_step != rule_->global_step()) {
     evaluate_now();
   }
   for (const auto& w : workers_) {
-    if (allreduce && w.steps != workers_[0].steps) throw std::logic_error("simulation: workers ended out of step");
+    if (allreduce && w.steps != workers_[0].steps)
+      throw std::logic_error("simulation: workers ended out of step");
   }
 
   const RuleMetrics& m = rule_->metrics();
@@ -340,24 +384,31 @@ nlohmann::ordered_json Simulation::run() {
   nlohmann::ordered_json summary;
   summary["mode"] = mode_name(spec_.training.mode);
   summary["target_auc"] = spec_.evaluation.target_auc;
-  summary["time_to_auc"] = time_to_auc_ >= 0.0 ? nlohmann::ordered_json(time_to_auc_) : nlohmann::ordered_json();
+  summary["time_to_auc"] =
+      time_to_auc_ >= 0.0 ? nlohmann::ordered_json(time_to_auc_) : nlohmann::ordered_json();
   summary["final_auc"] = last.auc;
   summary["final_logloss"] = last.logloss;
   if (data_.bayes_auc) summary["bayes_auc"] = *data_.bayes_auc;
   summary["simulated_time"] = last.time;
   summary["global_steps"] = rule_->global_step();
   summary["samples"] = applied_samples_;
-  summary["mean_staleness"] = m.gradients_received > 0 ? staleness_sum / static_cast<double>(m.gradients_received) : 0.0;
-  summary["gradients"] = {{"received", m.gradients_received}, {"full", m.gradients_full},
-                          {"decayed", m.gradients_decayed}, {"dropped", m.gradients_dropped}};
+  summary["mean_staleness"] =
+      m.gradients_received > 0 ? staleness_sum / static_cast<double>(m.gradients_received) : 0.0;
+  summary["gradients"] = {{"received", m.gradients_received},
+                          {"full", m.gradients_full},
+                          {"decayed", m.gradients_decayed},
+                          {"dropped", m.gradients_dropped}};
   summary["admissions"] = m.admissions;
   summary["waits"] = m.waits;
   summary["flops_per_sample"] = spec_.cost.flops_scale * model_.flops_per_sample();
   doc["summary"] = summary;
   nlohmann::ordered_json curve = nlohmann::ordered_json::array();
   for (const auto& p : curve_) {
-    curve.push_back({{"time", p.time}, {"global_step", p.global_step}, {"samples", p.samples},
-                     {"test_auc", p.auc}, {"test_logloss", p.logloss}});
+    curve.push_back({{"time", p.time},
+                     {"global_step", p.global_step},
+                     {"samples", p.samples},
+                     {"test_auc", p.auc},
+                     {"test_logloss", p.logloss}});
   }
   doc["curve"] = curve;
   doc["staleness_histogram"] = histogram;
@@ -365,12 +416,18 @@ nlohmann::ordered_json Simulation::run() {
   for (size_t w = 0; w < workers_.size(); ++w) {
     const WorkerStats& s = workers_[w];
     nlohmann::ordered_json episodes = nlohmann::ordered_json::array();
-    for (const Episode& e : s.episodes) {
-      if (e.start < last.time) episodes.push_back({e.start, e.end, e.slowdown});
+    for (const Episode& e : transient_episodes(spec_.stragglers, static_cast<int>(w), last.time)) {
+      episodes.push_back({e.start, e.end, e.slowdown});
     }
-    workers.push_back({{"worker", w}, {"speed", s.speed}, {"persistent_slowdown", s.persistent},
-                       {"steps", s.steps}, {"compute_s", s.compute_s}, {"comm_s", s.comm_s},
-                       {"wait_s", s.wait_s}, {"transient_episodes", episodes}, {"step_ends", s.step_ends}});
+    workers.push_back({{"worker", w},
+                       {"speed", s.speed},
+                       {"persistent_slowdown", s.persistent},
+                       {"steps", s.steps},
+                       {"compute_s", s.compute_s},
+                       {"comm_s", s.comm_s},
+                       {"wait_s", s.wait_s},
+                       {"transient_episodes", episodes},
+                       {"step_ends", s.step_ends}});
   }
   doc["workers"] = workers;
   return doc;

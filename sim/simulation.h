@@ -20,7 +20,7 @@ struct ProgressPoint {
 
 // Runs `spec` in the SimGrid engine the caller has created (one per process) and returns
 // the result document (docs/spec.md, "The result"). `on_point` sees each evaluation.
-nlohmann::ordered_json run_simulation(const ExperimentSpec& spec,
-                                      const std::function<void(const ProgressPoint&)>& on_point = {});
+nlohmann::ordered_json run_simulation(
+    const ExperimentSpec& spec, const std::function<void(const ProgressPoint&)>& on_point = {});
 
 }  // namespace gbasim

@@ -117,21 +117,32 @@ void visit(V& v, ExperimentSpec& s) {
 
 template <class T>
 const char* type_name() {
-  if constexpr (std::is_same_v<T, bool>) return "true or false";
-  else if constexpr (std::is_integral_v<T>) return "an integer";
-  else if constexpr (std::is_floating_point_v<T>) return "a number";
-  else if constexpr (std::is_same_v<T, std::string>) return "a string";
-  else if constexpr (std::is_same_v<T, std::vector<int>>) return "a list of integers";
-  else return "a list of [count, value] pairs";
+  if constexpr (std::is_same_v<T, bool>)
+    return "true or false";
+  else if constexpr (std::is_integral_v<T>)
+    return "an integer";
+  else if constexpr (std::is_floating_point_v<T>)
+    return "a number";
+  else if constexpr (std::is_same_v<T, std::string>)
+    return "a string";
+  else if constexpr (std::is_same_v<T, std::vector<int>>)
+    return "a list of integers";
+  else
+    return "a list of [count, value] pairs";
 }
 
 template <class T>
 bool has_type(const Json& j) {
-  if constexpr (std::is_same_v<T, bool>) return j.is_boolean();
-  else if constexpr (std::is_unsigned_v<T>) return j.is_number_unsigned();
-  else if constexpr (std::is_integral_v<T>) return j.is_number_integer();
-  else if constexpr (std::is_floating_point_v<T>) return j.is_number();
-  else if constexpr (std::is_same_v<T, std::string>) return j.is_string();
+  if constexpr (std::is_same_v<T, bool>)
+    return j.is_boolean();
+  else if constexpr (std::is_unsigned_v<T>)
+    return j.is_number_unsigned();
+  else if constexpr (std::is_integral_v<T>)
+    return j.is_number_integer();
+  else if constexpr (std::is_floating_point_v<T>)
+    return j.is_number();
+  else if constexpr (std::is_same_v<T, std::string>)
+    return j.is_string();
   else if constexpr (std::is_same_v<T, std::vector<int>>) {
     if (!j.is_array()) return false;
     for (const auto& e : j)
@@ -160,7 +171,8 @@ class Reader {
       if (!j->is_number_unsigned() && std::is_unsigned_v<T>) fail(key, "must not be negative");
       const auto wide = j->get<int64_t>();
       if (wide < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
-          (j->is_number_unsigned() && j->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
+          (j->is_number_unsigned() &&
+           j->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
         fail(key, "is out of range");
       }
     }
@@ -218,7 +230,8 @@ class Reader {
   void leave() {
     const Level& level = levels_.back();
     for (const auto& [key, value] : level.object->items()) {
-      if (!level.seen.count(key)) throw InputError(source_ + ": unknown key '" + level.prefix + key + "'");
+      if (!level.seen.count(key))
+        throw InputError(source_ + ": unknown key '" + level.prefix + key + "'");
     }
     levels_.pop_back();
   }
@@ -276,15 +289,18 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
       if (!(g[1] > 0.0)) fail("cluster.worker_groups", "speeds must be positive");
       total += g[0];
     }
-    if (total != s.training.num_workers) fail("cluster.worker_groups", "counts must add up to training.workers");
+    if (total != s.training.num_workers)
+      fail("cluster.worker_groups", "counts must add up to training.workers");
   }
   if (!(c.ps_speed > 0.0)) fail("cluster.ps_speed", "must be positive");
   if (c.ps_cores < 1) fail("cluster.ps_cores", "must be at least 1");
   if (!(c.nic_bandwidth > 0.0)) fail("cluster.nic_bandwidth", "must be positive");
   if (c.nic_latency < 0.0) fail("cluster.nic_latency", "must not be negative");
-  if (c.network_model != "LV08" && c.network_model != "CM02") fail("cluster.network_model", "must be LV08 or CM02");
+  if (c.network_model != "LV08" && c.network_model != "CM02")
+    fail("cluster.network_model", "must be LV08 or CM02");
   if (!(s.cost.flops_scale > 0.0)) fail("cost.flops_scale", "must be positive");
-  if (s.cost.update_flops_per_value < 0.0) fail("cost.update_flops_per_value", "must not be negative");
+  if (s.cost.update_flops_per_value < 0.0)
+    fail("cost.update_flops_per_value", "must not be negative");
   if (!(s.evaluation.interval_s > 0.0)) fail("evaluation.interval_s", "must be positive");
   if (s.evaluation.test_samples < 0) fail("evaluation.test_samples", "must not be negative");
   if (s.budget.max_samples < 0) fail("budget.max_samples", "must not be negative");
@@ -312,7 +328,8 @@ void apply_override(Json& doc, const std::string& assignment) {
   for (size_t i = 0; i + 1 < path.size(); ++i) {
     Json& next = (*node)[path[i]];
     if (next.is_null()) next = Json::object();
-    if (!next.is_object()) throw InputError("--set '" + assignment + "': '" + path[i] + "' is not an object");
+    if (!next.is_object())
+      throw InputError("--set '" + assignment + "': '" + path[i] + "' is not an object");
     node = &next;
   }
   Json value = Json::parse(text, nullptr, false);

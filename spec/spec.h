@@ -19,14 +19,14 @@ namespace gbasim {
 
 struct ClusterSpec {
   int ps_shards = 2;
-  double worker_speed = 3e12;         // flop/s a worker sustains on the model
+  double worker_speed = 3e12;  // flop/s a worker sustains on the model
   // Worker speeds group by group, in worker order; empty: every worker at worker_speed.
   // Each group is [count, speed]; the counts must add up to the number of workers.
   std::vector<std::vector<double>> worker_groups;
-  double ps_speed = 1e11;             // flop/s of a parameter-server host, per core
+  double ps_speed = 1e11;  // flop/s of a parameter-server host, per core
   int ps_cores = 16;
-  double nic_bandwidth = 3.125e9;     // bytes/s of each host's link (25 Gb/s)
-  double nic_latency = 10e-6;         // seconds; hosts meet at a non-blocking switch
+  double nic_bandwidth = 3.125e9;      // bytes/s of each host's link (25 Gb/s)
+  double nic_latency = 10e-6;          // seconds; hosts meet at a non-blocking switch
   std::string network_model = "LV08";  // SimGrid's network/model: LV08 or CM02
 };
 
@@ -38,9 +38,9 @@ struct CostSpec {
 };
 
 struct EvaluationSpec {
-  double interval_s = 0.25;   // simulated seconds between parameter snapshots
-  double target_auc = 0.75;   // time-to-AUC is the first snapshot at or above this
-  int64_t test_samples = 0;   // evaluate on the first this many test samples; 0: all
+  double interval_s = 0.25;  // simulated seconds between parameter snapshots
+  double target_auc = 0.75;  // time-to-AUC is the first snapshot at or above this
+  int64_t test_samples = 0;  // evaluate on the first this many test samples; 0: all
 };
 
 struct BudgetSpec {

@@ -52,23 +52,23 @@ std::string decay_name(Decay decay) {
 
 void validate(const RuleConfig& c) {
   auto require = [](bool ok, const std::string& key, const std::string& what) {
-    if (!ok) throw InputError("update rule: '" + key + "' " + what);
+    if (!ok) throw InputError("'training." + key + "' " + what);
   };
-  require(c.num_workers >= 1, "num_workers", "must be at least 1");
+  require(c.num_workers >= 1, "workers", "must be at least 1");
   require(c.local_batch >= 1, "local_batch", "must be at least 1");
   require(c.global_batch >= 0, "global_batch", "must not be negative");
   if (c.global_batch > 0) {
     require(c.global_batch % c.local_batch == 0, "global_batch",
-            "must be a multiple of local_batch");
+            "must be a multiple of training.local_batch");
     require(c.mode == Mode::kGBA || c.global_batch == c.num_workers * c.local_batch, "global_batch",
-            "other than num_workers x local_batch is for gba only");
+            "other than workers x local_batch is for gba only");
   }
   require(c.gba.iota >= 0, "gba.iota", "must not be negative");
   require(c.gba.gamma > 0.0 && c.gba.gamma <= 1.0, "gba.gamma", "must lie in (0, 1]");
   require(c.staleness_bound >= 0, "staleness_bound", "must not be negative");
   require(
       c.backup_workers >= 0 && (c.mode != Mode::kBackupWorkers || c.backup_workers < c.num_workers),
-      "backup_workers", "must lie in [0, num_workers)");
+      "backup_workers", "must lie in [0, workers)");
 }
 
 UpdateRule::UpdateRule(const RuleConfig& config)

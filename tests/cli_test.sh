@@ -60,6 +60,37 @@ grep -q '"source": "criteo"' "$work/criteo.json" || fail "criteo result lacks it
 described=$("$gbasim" data --train-samples 2000 --test-samples 500) || fail "gbasim data must succeed"
 grep -q '"bayes_auc"' <<<"$described" || fail "gbasim data prints no Bayes AUC"
 
+# gbasim run: a tiny spec, determinism, and errors that name the key and write nothing.
+cat >"$work/tiny.json" <<'JSON'
+{"data": {"train_samples": 4000, "test_samples": 500}, "model": {"name": "fm", "embedding_dim": 4},
+ "training": {"workers": 3, "local_batch": 50}, "evaluation": {"interval_s": 0.01}}
+JSON
+for mode in sync gba; do
+  "$gbasim" run --spec "$work/tiny.json" --set training.mode=$mode -q --out "$work/run-$mode-a.json" >/dev/null \
+    || fail "gbasim run $mode"
+  "$gbasim" run --spec "$work/tiny.json" --set training.mode=$mode -q --out "$work/run-$mode-b.json" >/dev/null \
+    || fail "gbasim run $mode again"
+  cmp -s "$work/run-$mode-a.json" "$work/run-$mode-b.json" || fail "gbasim run $mode is not byte-identical twice"
+done
+cmp -s "$work/run-sync-a.json" "$work/run-gba-a.json" && fail "sync and gba gave the same result"
+summary=$("$gbasim" run --spec "$work/tiny.json" -q --out "$work/run-c.json") || fail "gbasim run summary"
+grep -q '^mode .*time-to-AUC' <<<"$summary" || fail "the summary table has no header: $summary"
+check_spec_error() {  # spec text, expected message
+  printf '%s' "$1" >"$work/bad.json"
+  msg=$("$gbasim" run --spec "$work/bad.json" -q --out "$work/bad-out.json" 2>&1); rc=$?
+  [ $rc -eq 2 ] || fail "bad spec $1 must exit 2 (got $rc)"
+  grep -qF "$2" <<<"$msg" || fail "bad spec $1: expected '$2', got: $msg"
+  [ ! -e "$work/bad-out.json" ] || fail "bad spec $1 wrote a result"
+}
+check_spec_error '{"trainng": {}}' "bad.json: unknown key 'trainng'"
+check_spec_error '{"training": {"workers": "4"}}' "'training.workers' must be an integer"
+check_spec_error '{"training": {"mode": "hogwild"}}' "'training.mode' unknown mode 'hogwild'"
+check_spec_error '{"cluster": {"nic_bandwidth": -1}}' "'cluster.nic_bandwidth' must be positive"
+check_spec_error '{"training": {"gba": {"gamma": 2}}}' "'training.gba.gamma' must lie in (0, 1]"
+check_spec_error '{"training": ' "bad.json: not valid JSON"
+msg=$("$gbasim" run --spec "$work/tiny.json" --set training.workers=x -q --out "$work/bad-out.json" 2>&1)
+grep -qF "'training.workers' must be an integer" <<<"$msg" || fail "--set with a bad value: $msg"
+
 if [ $failures -gt 0 ]; then
   echo "$failures check(s) failed"
   exit 1

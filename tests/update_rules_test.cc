@@ -286,7 +286,7 @@ TEST(Rules, InvalidConfigNamesTheKey) {
     make_rule(c);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("'global_batch'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("'training.global_batch'"), std::string::npos);
   }
   c = rule_config(Mode::kBackupWorkers, 4);
   c.backup_workers = 4;

@@ -14,8 +14,9 @@ namespace {
 enum : uint64_t { kStreamPersistent = 101, kStreamTransient = 102, kStreamNoise = 103 };
 
 std::mt19937_64 stream(uint64_t seed, uint64_t which, uint64_t sub) {
-  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), static_cast<uint32_t>(which),
-                    static_cast<uint32_t>(sub), static_cast<uint32_t>(sub >> 32)};
+  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                    static_cast<uint32_t>(which), static_cast<uint32_t>(sub),
+                    static_cast<uint32_t>(sub >> 32)};
   return std::mt19937_64(seq);
 }
 
@@ -26,7 +27,8 @@ void validate(const StragglerConfig& c) {
     // std::invalid_argument keeps traces/ free of other folders; callers rethrow as input errors.
     if (!ok) throw std::invalid_argument("'stragglers." + key + "' " + what);
   };
-  require(c.persistent_fraction >= 0.0 && c.persistent_fraction <= 1.0, "persistent_fraction", "must lie in [0, 1]");
+  require(c.persistent_fraction >= 0.0 && c.persistent_fraction <= 1.0, "persistent_fraction",
+          "must lie in [0, 1]");
   require(c.persistent_slowdown >= 1.0, "persistent_slowdown", "must be at least 1");
   require(c.noise_cv >= 0.0, "noise_cv", "must not be negative");
   require(c.transient_rate_per_s >= 0.0, "transient_rate_per_s", "must not be negative");
@@ -61,8 +63,9 @@ std::vector<Episode> transient_episodes(const StragglerConfig& c, int worker, do
     if (t >= horizon_s) break;
     const double length = duration(rng);
     // Pareto by inversion: x_m / U^(1 / alpha).
-    const double slowdown = std::min(c.transient_max_slowdown,
-                                     c.transient_min_slowdown / std::pow(1.0 - uniform(rng), 1.0 / c.transient_pareto_alpha));
+    const double slowdown = std::min(
+        c.transient_max_slowdown,
+        c.transient_min_slowdown / std::pow(1.0 - uniform(rng), 1.0 / c.transient_pareto_alpha));
     episodes.push_back({t, t + length, slowdown});
     t += length;
   }
@@ -71,7 +74,8 @@ std::vector<Episode> transient_episodes(const StragglerConfig& c, int worker, do
 
 double step_noise(const StragglerConfig& c, int worker, int64_t step) {
   if (c.noise_cv <= 0.0) return 1.0;
-  auto rng = stream(c.seed, kStreamNoise, (static_cast<uint64_t>(worker) << 40) ^ static_cast<uint64_t>(step));
+  auto rng = stream(c.seed, kStreamNoise,
+                    (static_cast<uint64_t>(worker) << 40) ^ static_cast<uint64_t>(step));
   const double sigma2 = std::log1p(c.noise_cv * c.noise_cv);
   std::normal_distribution<double> normal(-0.5 * sigma2, std::sqrt(sigma2));
   return std::exp(normal(rng));

@@ -40,7 +40,8 @@ std::vector<double> persistent_slowdowns(const StragglerConfig& config, int work
 
 // The transient episodes of `worker` that start before `horizon_s`, in time order, not
 // overlapping.
-std::vector<Episode> transient_episodes(const StragglerConfig& config, int worker, double horizon_s);
+std::vector<Episode> transient_episodes(const StragglerConfig& config, int worker,
+                                        double horizon_s);
 
 // The noise factor of `worker`'s step number `step`.
 double step_noise(const StragglerConfig& config, int worker, int64_t step);

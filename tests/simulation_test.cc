@@ -1,0 +1,175 @@
+// SimGrid allows one engine per process: CTest runs each of these tests in a process of
+// its own (gtest_discover_tests), which is how they must be run.
+#include "sim/simulation.h"
+
+#include <gtest/gtest.h>
+#include <xbt/log.h>
+#include <simgrid/s4u.hpp>
+
+#include <cmath>
+
+#include "models/layers.h"
+#include "models/synthetic.h"
+
+namespace gbasim {
+namespace {
+
+nlohmann::ordered_json simulate(const ExperimentSpec& spec) {
+  xbt_log_control_set("root.thres:critical");
+  int argc = 1;
+  char name[] = "simulation_test";
+  char* argv[] = {name, nullptr};
+  simgrid::s4u::Engine engine(&argc, argv);
+  return run_simulation(spec);
+}
+
+// No stragglers, plain alpha-beta network timing, a small data set.
+ExperimentSpec quiet_cluster(Mode mode, int workers) {
+  ExperimentSpec s;
+  s.data.synthetic.train_samples = 20'000;
+  s.data.synthetic.test_samples = 1'000;
+  s.model.embedding_dim = 4;
+  s.model.mlp = {16, 8};
+  s.training.mode = mode;
+  s.training.num_workers = workers;
+  s.training.local_batch = 64;
+  s.stragglers.persistent_fraction = 0.0;
+  s.stragglers.noise_cv = 0.0;
+  s.cluster.network_model = "CM02";
+  s.cluster.ps_shards = 1;
+  s.evaluation.interval_s = 1000.0;
+  return s;
+}
+
+// Bytes of the sparse rows of a batch: per table, unique rows x (8-byte id + 4 per value).
+double sparse_bytes(const Batch& batch, const std::vector<int>& table_dims) {
+  const FieldGroups groups(batch.ids);
+  double bytes = 0.0;
+  for (int dim : table_dims)
+    for (const auto& unique : groups.unique_ids)
+      bytes += static_cast<double>(unique.size()) * (8.0 + 4.0 * dim);
+  return bytes;
+}
+
+TEST(Simulation, SyncStepIsComputePlusRingAllReduce) {
+  ExperimentSpec s = quiet_cluster(Mode::kSync, 2);
+  s.cost.update_flops_per_value = 0.0;
+  s.budget.max_samples = 2 * 64 * 6;
+  const auto result = simulate(s);
+
+  const SyntheticData data = generate_synthetic(s.data.synthetic);
+  const Model model(s.model, data.train.cardinalities, data.train.num_dense);
+  const double bandwidth = s.cluster.nic_bandwidth,
+               latency = 2.0 * s.cluster.nic_latency;  // two NICs a path
+  const double compute =
+      s.cost.flops_scale * model.flops_per_sample() * 64 / s.cluster.worker_speed;
+  const double dense_pass =
+      latency + 4.0 * static_cast<double>(model.num_dense_parameters()) / 2 / bandwidth;
+  ShardIterator shard0(data.train, 0, 2, s.seed), shard1(data.train, 1, 2, s.seed);
+  const auto& ends = result["workers"][0]["step_ends"];
+  ASSERT_EQ(ends.size(), 6u);
+  double t = 0.0;
+  for (size_t k = 0; k < ends.size(); ++k) {
+    // DeepFM: a first-order table (dimension 1) and an embedding table per field.
+    const double s0 = sparse_bytes(shard0.next(64), {1, 4}),
+                 s1 = sparse_bytes(shard1.next(64), {1, 4});
+    t += compute + 2 * dense_pass + latency + std::max(s0, s1) / bandwidth;
+    EXPECT_NEAR(ends[k].get<double>(), t, 1e-9 * t) << "step " << k;
+  }
+  EXPECT_EQ(result["summary"]["global_steps"], 6);
+}
+
+TEST(Simulation, AsyncIsBoundedByTheParameterServerLink) {
+  ExperimentSpec s = quiet_cluster(Mode::kAsync, 4);
+  s.cluster.nic_bandwidth = 2e7;  // 20 MB/s: the server's link is the bottleneck
+  s.budget.max_samples = 64 * 40;
+  const auto result = simulate(s);
+
+  const SyntheticData data = generate_synthetic(s.data.synthetic);
+  const Model model(s.model, data.train.cardinalities, data.train.num_dense);
+  const double dense = 4.0 * static_cast<double>(model.num_dense_parameters());
+  double into_server = 0.0, out_of_server = 0.0;
+  for (int w = 0; w < 4; ++w) {
+    ShardIterator shard(data.train, w, 4, s.seed);
+    for (int64_t k = 0; k < result["workers"][w]["steps"].get<int64_t>(); ++k) {
+      const Batch batch = shard.next(64);
+      const double rows = sparse_bytes(batch, {1, 4});
+      const double ids = sparse_bytes(batch, {0, 0});
+      into_server += 64 + ids + dense + rows + 64;  // request, push, notice
+      out_of_server += dense + rows - ids + 64;     // parameters, acknowledgement
+    }
+  }
+  const double time = result["summary"]["simulated_time"].get<double>();
+  const double busy = std::max(into_server, out_of_server) / s.cluster.nic_bandwidth;
+  EXPECT_GE(time, busy);
+  EXPECT_LE(time, 1.5 * busy) << "with a slow server link the run is link-bound";
+}
+
+TEST(Simulation, PersistentStragglerComputesSlowerByItsFactor) {
+  ExperimentSpec s = quiet_cluster(Mode::kAsync, 4);
+  s.stragglers.persistent_fraction = 0.25;
+  s.stragglers.persistent_slowdown = 3.0;
+  s.budget.max_samples = 64 * 60;
+  const auto result = simulate(s);
+  int slow = -1;
+  for (int w = 0; w < 4; ++w)
+    if (result["workers"][w]["persistent_slowdown"].get<double>() > 1.0) slow = w;
+  ASSERT_GE(slow, 0);
+  const int fast = slow == 0 ? 1 : 0;
+  auto per_step = [&](int w) {
+    return result["workers"][w]["compute_s"].get<double>() /
+           result["workers"][w]["steps"].get<double>();
+  };
+  EXPECT_NEAR(per_step(slow) / per_step(fast), 3.0, 1e-9);
+  EXPECT_LT(result["workers"][slow]["steps"].get<int>(),
+            result["workers"][fast]["steps"].get<int>());
+}
+
+TEST(Simulation, TransientEpisodesSlowTheirWorkerDown) {
+  ExperimentSpec s = quiet_cluster(Mode::kAsync, 2);
+  s.stragglers.transient_rate_per_s = 50.0;
+  s.stragglers.transient_mean_duration_s = 0.01;
+  s.stragglers.transient_min_slowdown = 4.0;
+  s.budget.max_samples = 64 * 200;
+  const auto result = simulate(s);
+  double nominal = 0.0;
+  {
+    const SyntheticData data = generate_synthetic(s.data.synthetic);
+    const Model model(s.model, data.train.cardinalities, data.train.num_dense);
+    nominal = s.cost.flops_scale * model.flops_per_sample() * 64 / s.cluster.worker_speed;
+  }
+  for (int w = 0; w < 2; ++w) {
+    const auto& worker = result["workers"][w];
+    ASSERT_FALSE(worker["transient_episodes"].empty());
+    const double mean_compute = worker["compute_s"].get<double>() / worker["steps"].get<double>();
+    EXPECT_GT(mean_compute, 1.2 * nominal) << "worker " << w;
+  }
+}
+
+class EveryMode : public ::testing::TestWithParam<Mode> {};
+
+TEST_P(EveryMode, AShortRunLearns) {
+  ExperimentSpec s = quiet_cluster(GetParam(), 4);
+  s.data.synthetic.train_samples = 60'000;
+  s.data.synthetic.test_samples = 5'000;
+  s.stragglers.persistent_fraction = 0.25;
+  s.stragglers.persistent_slowdown = 2.0;
+  s.stragglers.noise_cv = 0.1;
+  s.cluster.network_model = "LV08";
+  s.cluster.ps_shards = 2;
+  s.evaluation.interval_s = 0.05;
+  const auto result = simulate(s);
+  const auto& summary = result["summary"];
+  EXPECT_GT(summary["final_auc"].get<double>(), 0.6) << mode_name(GetParam());
+  EXPECT_GE(summary["samples"].get<int64_t>(), 60'000);
+  EXPECT_GT(result["curve"].size(), 2u);
+  EXPECT_EQ(result["curve"][0]["time"], 0.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, EveryMode,
+                         ::testing::Values(Mode::kSync, Mode::kAsync, Mode::kGBA,
+                                           Mode::kBoundedStaleness, Mode::kBackupWorkers),
+                         [](const auto& info) { return mode_name(info.param); });
+
+}  // namespace
+}  // namespace gbasim
