@@ -91,6 +91,17 @@ check_spec_error '{"training": ' "bad.json: not valid JSON"
 msg=$("$gbasim" run --spec "$work/tiny.json" --set training.workers=x -q --out "$work/bad-out.json" 2>&1)
 grep -qF "'training.workers' must be an integer" <<<"$msg" || fail "--set with a bad value: $msg"
 
+# Every shipped spec runs, on a small budget, and learns.
+specs=$(cd "$(dirname "$0")/../specs" && pwd)
+for spec in "$specs"/*.json; do
+  "$gbasim" run --spec "$spec" --set data.train_samples=30000 --set data.test_samples=3000 \
+    --set evaluation.test_samples=0 --set evaluation.interval_s=0.05 -q --out "$work/shipped.json" >/dev/null \
+    || fail "shipped spec $spec does not run"
+  auc=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['final_auc'])" "$work/shipped.json")
+  /usr/bin/python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 0.6 else 1)" "$auc" \
+    || fail "shipped spec $spec reached only AUC $auc on a small budget"
+done
+
 if [ $failures -gt 0 ]; then
   echo "$failures check(s) failed"
   exit 1

@@ -1,6 +1,7 @@
 // Synthetic straggler models as plain per-worker slowdown series (no simulator types), drawn
 // from a seed so that the simulator and the real-hardware runtime inject the same slowdowns.
-// A slowdown k means a step takes k times as long as on an undisturbed host.
+// A slowdown k means a step takes k times as long as on an undisturbed host. The defaults
+// are fitted to Alibaba PAI mini-batch times (scripts/fit_stragglers.py; README).
 #pragma once
 
 #include <cstdint>
@@ -11,16 +12,16 @@ namespace gbasim {
 struct StragglerConfig {
   // Persistent: this fraction of the workers (chosen from the seed) is slower by `slowdown`
   // for the whole run.
-  double persistent_fraction = 0.3;
+  double persistent_fraction = 0.2;
   double persistent_slowdown = 1.08;
   // Per-step noise: every step's compute is multiplied by a log-normal factor of mean 1
   // and this coefficient of variation.
-  double noise_cv = 0.06;
+  double noise_cv = 0.05;
   // Transient: slow episodes arrive at each worker as a Poisson process; each lasts an
   // exponential time and slows the worker by a Pareto-distributed factor (heavy tail)
   // capped at max_slowdown.
-  double transient_rate_per_s = 0.0;
-  double transient_mean_duration_s = 1.0;
+  double transient_rate_per_s = 0.008;
+  double transient_mean_duration_s = 0.1;
   double transient_min_slowdown = 1.5;
   double transient_pareto_alpha = 2.0;
   double transient_max_slowdown = 10.0;
