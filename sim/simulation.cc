@@ -47,6 +47,38 @@ int64_t updated_values(const Gradient& g) {
   return n;
 }
 
+// A profile that replays episodes: `normal` outside them, normal / factor inside (a host's
+// speed profile takes multiples of its peak speed, a link's bandwidth profile bytes/s).
+// SimGrid asks for more events as the run goes, so no horizon is fixed in advance: each
+// call generates the episodes of a window twice as long as the last.
+simgrid::kernel::profile::Profile* episode_profile(
+    const std::string& name, const std::function<std::vector<Episode>(double)>& episodes,
+    double rate_per_s, double normal) {
+  using simgrid::kernel::profile::DatedValue;
+  struct Window {
+    double generated_until = 0.0, last_event = 0.0, length;
+  };
+  auto window = std::make_shared<Window>(Window{0.0, 0.0, 10.0 / rate_per_s});
+  auto more = [episodes, normal, window](std::vector<DatedValue>& events) {
+    // Dates are delays since the previous event.
+    double until = window->generated_until + window->length;
+    if (until <= window->last_event) until = window->last_event + window->length;
+    for (const Episode& e : episodes(until)) {
+      if (e.start < window->generated_until) continue;
+      events.emplace_back(e.start - window->last_event, normal / e.slowdown);
+      events.emplace_back(e.end - e.start, normal);
+      window->last_event = e.end;
+    }
+    if (window->last_event < until) {
+      events.emplace_back(until - window->last_event, normal);
+      window->last_event = until;
+    }
+    window->generated_until = until;
+    window->length *= 2.0;
+  };
+  return simgrid::kernel::profile::ProfileBuilder::from_callback(name, more, -1);
+}
+
 class Simulation {
  public:
   Simulation(const ExperimentSpec& spec, const std::function<void(const ProgressPoint&)>& on_point)
@@ -74,7 +106,8 @@ class Simulation {
 
  private:
   void build_platform();
-  simgrid::kernel::profile::Profile* episode_profile(int worker);
+  // Another tenant's work on `worker`'s host: it computes for duty x period of every period.
+  void tenant(int worker);
   // The budget is checked when an update is applied, so that all-reduce workers stop
   // together at a step boundary.
   bool should_stop() const { return stop_; }
@@ -123,9 +156,16 @@ class Simulation {
 void Simulation::build_platform() {
   const ClusterSpec& c = spec_.cluster;
   auto* zone = sg4::create_star_zone("cluster");
-  auto connect = [&](sg4::Host* host) {
+  const StragglerConfig& g = spec_.stragglers;
+  auto connect = [&](sg4::Host* host, int worker) {
     auto* link = zone->create_split_duplex_link(host->get_name() + "-nic", c.nic_bandwidth)
                      ->set_latency(c.nic_latency);
+    if (worker >= 0 && g.network_rate_per_s > 0.0) {
+      link->set_bandwidth_profile(episode_profile(
+          host->get_name() + "-network",
+          [g, worker](double h) { return network_episodes(g, worker, h); }, g.network_rate_per_s,
+          c.nic_bandwidth));
+    }
     link->seal();
     zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
                     {{link, sg4::LinkInRoute::Direction::UP}}, true);
@@ -140,50 +180,22 @@ void Simulation::build_platform() {
     s.persistent = persistent[w];
     s.speed = speeds[w] / persistent[w];
     s.host = zone->create_host("worker-" + std::to_string(w), s.speed);
-    if (spec_.stragglers.transient_rate_per_s > 0.0) s.host->set_speed_profile(episode_profile(w));
+    if (g.transient_rate_per_s > 0.0) {
+      s.host->set_speed_profile(episode_profile(
+          s.host->get_name() + "-episodes",
+          [g, w](double h) { return transient_episodes(g, w, h); }, g.transient_rate_per_s, 1.0));
+    }
     s.host->seal();
-    connect(s.host);
+    connect(s.host, w);
   }
   for (int p = 0; p < c.ps_shards; ++p) {
     auto* host =
         zone->create_host("ps-" + std::to_string(p), c.ps_speed)->set_core_count(c.ps_cores);
     host->seal();
-    connect(host);
+    connect(host, -1);
     ps_hosts_.push_back(host);
   }
   zone->seal();
-}
-
-// A speed profile (values: multiples of the host's peak speed) that replays the worker's
-// transient episodes. SimGrid asks for more events as the run goes, so no horizon is fixed
-// in advance: each call generates the episodes of a window twice as long as the last.
-simgrid::kernel::profile::Profile* Simulation::episode_profile(int w) {
-  using simgrid::kernel::profile::DatedValue;
-  struct Window {
-    double generated_until = 0.0, last_event = 0.0, length;
-  };
-  auto window =
-      std::make_shared<Window>(Window{0.0, 0.0, 10.0 / spec_.stragglers.transient_rate_per_s});
-  const StragglerConfig config = spec_.stragglers;
-  auto more = [config, w, window](std::vector<DatedValue>& events) {
-    // Dates are delays since the previous event.
-    double until = window->generated_until + window->length;
-    if (until <= window->last_event) until = window->last_event + window->length;
-    for (const Episode& e : transient_episodes(config, w, until)) {
-      if (e.start < window->generated_until) continue;
-      events.emplace_back(e.start - window->last_event, 1.0 / e.slowdown);
-      events.emplace_back(e.end - e.start, 1.0);
-      window->last_event = e.end;
-    }
-    if (window->last_event < until) {
-      events.emplace_back(until - window->last_event, 1.0);
-      window->last_event = until;
-    }
-    window->generated_until = until;
-    window->length *= 2.0;
-  };
-  return simgrid::kernel::profile::ProfileBuilder::from_callback("episodes-" + std::to_string(w),
-                                                                 more, -1);
 }
 
 bool Simulation::wait_for_admission(int worker, Admission& admission) {
@@ -322,6 +334,15 @@ void Simulation::worker_allreduce(int w) {
   }
 }
 
+void Simulation::tenant(int w) {
+  const StragglerConfig& g = spec_.stragglers;
+  const double busy_flops = g.colocated_duty * g.colocated_period_s * workers_[w].speed;
+  while (true) {
+    sg4::this_actor::execute(busy_flops);  // shares the host's core fairly with the worker
+    sg4::this_actor::sleep_for((1.0 - g.colocated_duty) * g.colocated_period_s);
+  }
+}
+
 void Simulation::evaluate_now() {
   const Evaluation e = evaluate(model_, params_, data_.test);
   const ProgressPoint point{sg4::Engine::get_clock(), rule_->global_step(), applied_samples_, e.auc,
@@ -359,6 +380,14 @@ nlohmann::ordered_json Simulation::run() {
   }
   if (!allreduce)
     sg4::Actor::create("ps", ps_hosts_[0], [this] { parameter_server(); })->daemonize();
+  const std::vector<bool> colocated = colocated_workers(spec_.stragglers, n_);
+  for (int w = 0; w < n_; ++w) {
+    if (colocated[w]) {
+      sg4::Actor::create("tenant-" + std::to_string(w), workers_[w].host, [this, w] {
+        tenant(w);
+      })->daemonize();
+    }
+  }
   sg4::Actor::create("evaluator", ps_hosts_[0], [this] { evaluator(); })->daemonize();
   evaluate_now();
   sg4::Engine::get_instance()->run();
@@ -413,21 +442,25 @@ nlohmann::ordered_json Simulation::run() {
   doc["curve"] = curve;
   doc["staleness_histogram"] = histogram;
   nlohmann::ordered_json workers = nlohmann::ordered_json::array();
-  for (size_t w = 0; w < workers_.size(); ++w) {
+  auto listed = [&](const std::vector<Episode>& episodes) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const Episode& e : episodes) list.push_back({e.start, e.end, e.slowdown});
+    return list;
+  };
+  for (int w = 0; w < n_; ++w) {
     const WorkerStats& s = workers_[w];
-    nlohmann::ordered_json episodes = nlohmann::ordered_json::array();
-    for (const Episode& e : transient_episodes(spec_.stragglers, static_cast<int>(w), last.time)) {
-      episodes.push_back({e.start, e.end, e.slowdown});
-    }
-    workers.push_back({{"worker", w},
-                       {"speed", s.speed},
-                       {"persistent_slowdown", s.persistent},
-                       {"steps", s.steps},
-                       {"compute_s", s.compute_s},
-                       {"comm_s", s.comm_s},
-                       {"wait_s", s.wait_s},
-                       {"transient_episodes", episodes},
-                       {"step_ends", s.step_ends}});
+    workers.push_back(
+        {{"worker", w},
+         {"speed", s.speed},
+         {"persistent_slowdown", s.persistent},
+         {"colocated", static_cast<bool>(colocated[w])},
+         {"steps", s.steps},
+         {"compute_s", s.compute_s},
+         {"comm_s", s.comm_s},
+         {"wait_s", s.wait_s},
+         {"transient_episodes", listed(transient_episodes(spec_.stragglers, w, last.time))},
+         {"network_episodes", listed(network_episodes(spec_.stragglers, w, last.time))},
+         {"step_ends", s.step_ends}});
   }
   doc["workers"] = workers;
   return doc;

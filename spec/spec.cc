@@ -103,6 +103,14 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("transient_min_slowdown", g.transient_min_slowdown);
     v.field("transient_pareto_alpha", g.transient_pareto_alpha);
     v.field("transient_max_slowdown", g.transient_max_slowdown);
+    v.field("network_rate_per_s", g.network_rate_per_s);
+    v.field("network_mean_duration_s", g.network_mean_duration_s);
+    v.field("network_min_slowdown", g.network_min_slowdown);
+    v.field("network_pareto_alpha", g.network_pareto_alpha);
+    v.field("network_max_slowdown", g.network_max_slowdown);
+    v.field("colocated_fraction", g.colocated_fraction);
+    v.field("colocated_duty", g.colocated_duty);
+    v.field("colocated_period_s", g.colocated_period_s);
   });
   v.section("evaluation", [&] {
     v.field("interval_s", s.evaluation.interval_s);

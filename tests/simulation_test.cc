@@ -146,6 +146,50 @@ TEST(Simulation, TransientEpisodesSlowTheirWorkerDown) {
   }
 }
 
+TEST(Simulation, NetworkEpisodesSlowTheLinks) {
+  ExperimentSpec s = quiet_cluster(Mode::kAsync, 2);
+  s.cluster.nic_bandwidth = 2e7;
+  s.stragglers.network_rate_per_s = 20.0;
+  s.stragglers.network_mean_duration_s = 0.05;
+  s.stragglers.network_min_slowdown = 20.0;
+  s.stragglers.network_max_slowdown = 20.0;
+  s.budget.max_samples = 64 * 100;
+  const auto result = simulate(s);
+  const SyntheticData data = generate_synthetic(s.data.synthetic);
+  const Model model(s.model, data.train.cardinalities, data.train.num_dense);
+  // A step moves at least the dense values twice (pull and push): its nominal floor.
+  const double floor =
+      2.0 * 4.0 * static_cast<double>(model.num_dense_parameters()) / s.cluster.nic_bandwidth;
+  for (int w = 0; w < 2; ++w) {
+    const auto& worker = result["workers"][w];
+    ASSERT_FALSE(worker["network_episodes"].empty());
+    EXPECT_GT(worker["comm_s"].get<double>() / worker["steps"].get<double>(), 3.0 * floor)
+        << "worker " << w;
+  }
+}
+
+TEST(Simulation, ColocatedTenantSharesItsHost) {
+  ExperimentSpec s = quiet_cluster(Mode::kAsync, 2);
+  s.stragglers.colocated_fraction = 0.5;
+  s.stragglers.colocated_duty = 0.5;
+  s.stragglers.colocated_period_s = 1e-5;
+  s.budget.max_samples = 64 * 100;
+  const auto result = simulate(s);
+  const SyntheticData data = generate_synthetic(s.data.synthetic);
+  const Model model(s.model, data.train.cardinalities, data.train.num_dense);
+  const double nominal =
+      s.cost.flops_scale * model.flops_per_sample() * 64 / s.cluster.worker_speed;
+  for (int w = 0; w < 2; ++w) {
+    const auto& worker = result["workers"][w];
+    const double per_step = worker["compute_s"].get<double>() / worker["steps"].get<double>();
+    if (worker["colocated"].get<bool>()) {
+      EXPECT_GT(per_step, 1.3 * nominal);
+    } else {
+      EXPECT_NEAR(per_step, nominal, 1e-9 * nominal);
+    }
+  }
+}
+
 class EveryMode : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(EveryMode, AShortRunLearns) {

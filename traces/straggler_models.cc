@@ -11,7 +11,24 @@ namespace gbasim {
 namespace {
 
 // Streams of their own, apart from the data and model streams of models/random.h.
-enum : uint64_t { kStreamPersistent = 101, kStreamTransient = 102, kStreamNoise = 103 };
+enum : uint64_t {
+  kStreamPersistent = 101,
+  kStreamTransient = 102,
+  kStreamNoise = 103,
+  kStreamNetwork = 104,
+  kStreamColocated = 105,
+};
+
+struct EpisodeLaw {
+  double rate_per_s, mean_duration_s, min_slowdown, pareto_alpha, max_slowdown;
+};
+
+// Poisson arrivals, exponential lengths, Pareto(min, alpha) factors capped at max.
+std::vector<Episode> episodes(const EpisodeLaw& law, uint64_t seed, uint64_t which, int worker,
+                              double horizon_s);
+
+// The first round(fraction x workers) workers of a seeded shuffle.
+std::vector<bool> chosen(double fraction, uint64_t seed, uint64_t which, int workers);
 
 std::mt19937_64 stream(uint64_t seed, uint64_t which, uint64_t sub) {
   std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
@@ -37,25 +54,62 @@ void validate(const StragglerConfig& c) {
   require(c.transient_pareto_alpha > 0.0, "transient_pareto_alpha", "must be positive");
   require(c.transient_max_slowdown >= c.transient_min_slowdown, "transient_max_slowdown",
           "must be at least transient_min_slowdown");
+  require(c.network_rate_per_s >= 0.0, "network_rate_per_s", "must not be negative");
+  require(c.network_mean_duration_s > 0.0, "network_mean_duration_s", "must be positive");
+  require(c.network_min_slowdown >= 1.0, "network_min_slowdown", "must be at least 1");
+  require(c.network_pareto_alpha > 0.0, "network_pareto_alpha", "must be positive");
+  require(c.network_max_slowdown >= c.network_min_slowdown, "network_max_slowdown",
+          "must be at least network_min_slowdown");
+  require(c.colocated_fraction >= 0.0 && c.colocated_fraction <= 1.0, "colocated_fraction",
+          "must lie in [0, 1]");
+  require(c.colocated_duty > 0.0 && c.colocated_duty < 1.0, "colocated_duty", "must lie in (0, 1)");
+  require(c.colocated_period_s > 0.0, "colocated_period_s", "must be positive");
 }
 
 std::vector<double> persistent_slowdowns(const StragglerConfig& c, int workers) {
-  std::vector<int> order(workers);
-  std::iota(order.begin(), order.end(), 0);
-  auto rng = stream(c.seed, kStreamPersistent, 0);
-  std::shuffle(order.begin(), order.end(), rng);
-  const auto slow = static_cast<int>(std::llround(c.persistent_fraction * workers));
+  const std::vector<bool> slow = chosen(c.persistent_fraction, c.seed, kStreamPersistent, workers);
   std::vector<double> factor(workers, 1.0);
-  for (int i = 0; i < slow; ++i) factor[order[i]] = c.persistent_slowdown;
+  for (int w = 0; w < workers; ++w)
+    if (slow[w]) factor[w] = c.persistent_slowdown;
   return factor;
 }
 
+std::vector<bool> colocated_workers(const StragglerConfig& c, int workers) {
+  return chosen(c.colocated_fraction, c.seed, kStreamColocated, workers);
+}
+
 std::vector<Episode> transient_episodes(const StragglerConfig& c, int worker, double horizon_s) {
-  std::vector<Episode> episodes;
-  if (c.transient_rate_per_s <= 0.0) return episodes;
-  auto rng = stream(c.seed, kStreamTransient, static_cast<uint64_t>(worker));
-  std::exponential_distribution<double> gap(c.transient_rate_per_s);
-  std::exponential_distribution<double> duration(1.0 / c.transient_mean_duration_s);
+  return episodes({c.transient_rate_per_s, c.transient_mean_duration_s, c.transient_min_slowdown,
+                   c.transient_pareto_alpha, c.transient_max_slowdown},
+                  c.seed, kStreamTransient, worker, horizon_s);
+}
+
+std::vector<Episode> network_episodes(const StragglerConfig& c, int worker, double horizon_s) {
+  return episodes({c.network_rate_per_s, c.network_mean_duration_s, c.network_min_slowdown,
+                   c.network_pareto_alpha, c.network_max_slowdown},
+                  c.seed, kStreamNetwork, worker, horizon_s);
+}
+
+namespace {
+
+std::vector<bool> chosen(double fraction, uint64_t seed, uint64_t which, int workers) {
+  std::vector<int> order(workers);
+  std::iota(order.begin(), order.end(), 0);
+  auto rng = stream(seed, which, 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  const auto count = static_cast<int>(std::llround(fraction * workers));
+  std::vector<bool> picked(workers, false);
+  for (int i = 0; i < count; ++i) picked[order[i]] = true;
+  return picked;
+}
+
+std::vector<Episode> episodes(const EpisodeLaw& law, uint64_t seed, uint64_t which, int worker,
+                              double horizon_s) {
+  std::vector<Episode> out;
+  if (law.rate_per_s <= 0.0) return out;
+  auto rng = stream(seed, which, static_cast<uint64_t>(worker));
+  std::exponential_distribution<double> gap(law.rate_per_s);
+  std::exponential_distribution<double> duration(1.0 / law.mean_duration_s);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   double t = 0.0;
   while (true) {
@@ -63,14 +117,15 @@ std::vector<Episode> transient_episodes(const StragglerConfig& c, int worker, do
     if (t >= horizon_s) break;
     const double length = duration(rng);
     // Pareto by inversion: x_m / U^(1 / alpha).
-    const double slowdown = std::min(
-        c.transient_max_slowdown,
-        c.transient_min_slowdown / std::pow(1.0 - uniform(rng), 1.0 / c.transient_pareto_alpha));
-    episodes.push_back({t, t + length, slowdown});
+    const double factor = std::min(
+        law.max_slowdown, law.min_slowdown / std::pow(1.0 - uniform(rng), 1.0 / law.pareto_alpha));
+    out.push_back({t, t + length, factor});
     t += length;
   }
-  return episodes;
+  return out;
 }
+
+}  // namespace
 
 double step_noise(const StragglerConfig& c, int worker, int64_t step) {
   if (c.noise_cv <= 0.0) return 1.0;

@@ -25,6 +25,18 @@ struct StragglerConfig {
   double transient_min_slowdown = 1.5;
   double transient_pareto_alpha = 2.0;
   double transient_max_slowdown = 10.0;
+  // Network: slow episodes of a worker's link (the same laws); during one the link's
+  // bandwidth is divided by the episode's factor.
+  double network_rate_per_s = 0.0;
+  double network_mean_duration_s = 1.0;
+  double network_min_slowdown = 2.0;
+  double network_pareto_alpha = 2.0;
+  double network_max_slowdown = 20.0;
+  // Co-located load: this fraction of the workers (chosen from the seed) shares its host
+  // with another tenant that computes for `colocated_duty` of every `colocated_period_s`.
+  double colocated_fraction = 0.0;
+  double colocated_duty = 0.5;
+  double colocated_period_s = 0.1;
   uint64_t seed = 1;
 };
 
@@ -39,10 +51,15 @@ void validate(const StragglerConfig& config);
 // One factor per worker: persistent_slowdown for the chosen workers, 1 for the others.
 std::vector<double> persistent_slowdowns(const StragglerConfig& config, int workers);
 
-// The transient episodes of `worker` that start before `horizon_s`, in time order, not
-// overlapping.
+// The transient (host) episodes of `worker` that start before `horizon_s`, in time order,
+// not overlapping.
 std::vector<Episode> transient_episodes(const StragglerConfig& config, int worker,
                                         double horizon_s);
+// The same for the worker's network link.
+std::vector<Episode> network_episodes(const StragglerConfig& config, int worker, double horizon_s);
+
+// Whether each worker has a co-located tenant.
+std::vector<bool> colocated_workers(const StragglerConfig& config, int workers);
 
 // The noise factor of `worker`'s step number `step`.
 double step_noise(const StragglerConfig& config, int worker, int64_t step);
