@@ -94,7 +94,7 @@ grep -qF "'training.workers' must be an integer" <<<"$msg" || fail "--set with a
 # Every shipped spec runs, on a small budget, and learns.
 specs=$(cd "$(dirname "$0")/../specs" && pwd)
 for spec in "$specs"/*.json; do
-  "$gbasim" run --spec "$spec" --set data.train_samples=30000 --set data.test_samples=3000 \
+  "$gbasim" run --spec "$spec" --set data.train_samples=100000 --set data.test_samples=3000 --set training.local_batch=64 \
     --set evaluation.test_samples=0 --set evaluation.interval_s=0.05 -q --out "$work/shipped.json" >/dev/null \
     || fail "shipped spec $spec does not run"
   auc=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['final_auc'])" "$work/shipped.json")
