@@ -33,6 +33,10 @@ Dataset copy_rows(const Dataset& data, int64_t begin, int64_t end) {
 
 }  // namespace
 
+Dataset first_rows(const Dataset& data, int64_t count) {
+  return copy_rows(data, 0, std::clamp<int64_t>(count, 0, data.size()));
+}
+
 std::pair<Dataset, Dataset> split_train_test(const Dataset& data, double test_fraction) {
   if (!(test_fraction > 0.0 && test_fraction < 1.0)) {
     throw std::invalid_argument("split_train_test: test_fraction must lie in (0, 1)");

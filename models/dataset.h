@@ -42,6 +42,9 @@ struct Batch {
 // so this tests on the latest samples); the rest is the training set.
 std::pair<Dataset, Dataset> split_train_test(const Dataset& data, double test_fraction);
 
+// The first `count` rows of `data` (all of them when it has fewer).
+Dataset first_rows(const Dataset& data, int64_t count);
+
 // Copies the given rows of `data` into a batch, in that order.
 Batch gather(const Dataset& data, std::span<const int64_t> rows);
 // Rows [begin, end) of `data`.

@@ -1,56 +1,13 @@
 #include "models/gradient.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace gbasim {
 
-void SparseRows::accumulate(const SparseRows& other) {
-  if (other.rows.empty()) return;
-  if (rows.empty()) {
-    *this = other;
-    return;
-  }
-  if (other.values.cols() != values.cols()) throw std::invalid_argument("SparseRows: dim mismatch");
-  std::vector<int32_t> merged_rows;
-  merged_rows.reserve(rows.size() + other.rows.size());
-  RowMatrixXf merged(rows.size() + other.rows.size(), values.cols());
-  size_t i = 0, j = 0;
-  Eigen::Index out = 0;
-  while (i < rows.size() || j < other.rows.size()) {
-    if (j == other.rows.size() || (i < rows.size() && rows[i] < other.rows[j])) {
-      merged.row(out) = values.row(i);
-      merged_rows.push_back(rows[i++]);
-    } else if (i == rows.size() || other.rows[j] < rows[i]) {
-      merged.row(out) = other.values.row(j);
-      merged_rows.push_back(other.rows[j++]);
-    } else {
-      merged.row(out) = values.row(i) + other.values.row(j);
-      merged_rows.push_back(rows[i]);
-      ++i;
-      ++j;
-    }
-    ++out;
-  }
-  rows = std::move(merged_rows);
-  values = merged.topRows(out);
-}
-
 void Gradient::scale(float factor) {
   dense *= factor;
   for (auto& t : tables) t.values *= factor;
-}
-
-void Gradient::accumulate(const Gradient& other) {
-  if (samples == 0 && dense.size() == 0) {
-    *this = other;
-    return;
-  }
-  if (other.dense.size() != dense.size() || other.tables.size() != tables.size()) {
-    throw std::invalid_argument("Gradient::accumulate: shape mismatch");
-  }
-  dense += other.dense;
-  for (size_t t = 0; t < tables.size(); ++t) tables[t].accumulate(other.tables[t]);
-  samples += other.samples;
 }
 
 int64_t Gradient::bytes() const {
@@ -60,13 +17,57 @@ int64_t Gradient::bytes() const {
   return total;
 }
 
-Gradient Gradient::zeros_like(const Gradient& like) {
-  Gradient g;
-  g.dense = Eigen::VectorXf::Zero(like.dense.size());
-  g.tables.resize(like.tables.size());
-  for (size_t t = 0; t < like.tables.size(); ++t)
-    g.tables[t].values.resize(0, like.tables[t].values.cols());
-  return g;
+void GradientSum::add(Gradient gradient) {
+  if (parts_.empty()) {
+    dense_ = std::move(gradient.dense);
+  } else {
+    if (gradient.dense.size() != dense_.size() || gradient.tables.size() != parts_[0].size()) {
+      throw std::invalid_argument("GradientSum::add: shape mismatch");
+    }
+    dense_ += gradient.dense;
+  }
+  samples_ += gradient.samples;
+  parts_.push_back(std::move(gradient.tables));
+}
+
+Gradient GradientSum::take(float scale) {
+  Gradient sum;
+  sum.dense = std::move(dense_) * scale;
+  sum.samples = samples_;
+  const size_t tables = parts_.empty() ? 0 : parts_[0].size();
+  sum.tables.resize(tables);
+  std::vector<std::pair<int64_t, int64_t>> keyed;  // (row << 32 | part, index in part)
+  for (size_t t = 0; t < tables; ++t) {
+    keyed.clear();
+    for (size_t p = 0; p < parts_.size(); ++p) {
+      const auto& rows = parts_[p][t].rows;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        keyed.emplace_back((int64_t{rows[i]} << 32) | static_cast<int64_t>(p),
+                           static_cast<int64_t>(i));
+      }
+    }
+    std::sort(keyed.begin(), keyed.end());
+    SparseRows& out = sum.tables[t];
+    const Eigen::Index dim = parts_[0][t].values.cols();
+    out.values.resize(static_cast<Eigen::Index>(keyed.size()), dim);
+    Eigen::Index n = -1;
+    for (const auto& [key, index] : keyed) {
+      const auto row = static_cast<int32_t>(key >> 32);
+      const auto& source = parts_[key & 0xffffffff][t].values.row(index);
+      if (n < 0 || out.rows.back() != row) {
+        out.rows.push_back(row);
+        out.values.row(++n) = source;
+      } else {
+        out.values.row(n) += source;
+      }
+    }
+    out.values.conservativeResize(n + 1, dim);
+    out.values *= scale;
+  }
+  dense_ = Eigen::VectorXf();
+  samples_ = 0;
+  parts_.clear();
+  return sum;
 }
 
 }  // namespace gbasim

@@ -15,25 +15,36 @@ namespace gbasim {
 struct SparseRows {
   std::vector<int32_t> rows;
   RowMatrixXf values;  // rows.size() x dim
-
-  // Adds `other` in, taking the union of the rows and summing rows present in both.
-  void accumulate(const SparseRows& other);
 };
 
-// The gradient of the mean loss over `samples` samples. Accumulating sums gradients (and
-// samples); callers scale to the weighting they want.
+// The gradient of the mean loss over `samples` samples. GradientSum adds gradients up
+// (taking the union of their rows); callers scale to the weighting they want.
 struct Gradient {
   Eigen::VectorXf dense;
   std::vector<SparseRows> tables;
   int64_t samples = 0;
 
   void scale(float factor);
-  void accumulate(const Gradient& other);
   // Bytes a push sends: 4 per dense value, and per sparse row an 8-byte row id plus
   // 4 bytes per value.
   int64_t bytes() const;
-  // A gradient of zeros shaped like `like`, with no rows and no samples.
-  static Gradient zeros_like(const Gradient& like);
+};
+
+// A running sum of many gradients: dense parts are added at once, sparse parts are kept and
+// merged in one pass when the sum is taken, so summing M gradients costs O(rows log rows)
+// instead of the O(M x rows) of merging them one by one. Rows present in several parts are
+// summed in the order the parts were added.
+class GradientSum {
+ public:
+  void add(Gradient gradient);
+  bool empty() const { return parts_.empty(); }
+  // The sum, times `scale`; the accumulator is empty afterwards.
+  Gradient take(float scale);
+
+ private:
+  Eigen::VectorXf dense_;
+  int64_t samples_ = 0;
+  std::vector<std::vector<SparseRows>> parts_;  // each added gradient's tables
 };
 
 }  // namespace gbasim

@@ -4,6 +4,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <sstream>
@@ -23,16 +24,22 @@ struct Arrival {
   Gradient gradient;
 };
 
-constexpr double kControlBytes = 64;  // a request or a "gradient pushed" notice
+constexpr double kControlBytes = 64;
 
-// Bytes of the parameters a batch needs, one share per parameter-server shard: the dense
-// values are split evenly, the embedding rows go to the shard their (table, row) hashes to.
-std::vector<double> shard_bytes(const Gradient& g, int shards, double bytes_per_value,
-                                double bytes_per_row_id) {
-  std::vector<double> bytes(shards, 4.0 * static_cast<double>(g.dense.size()) / shards);
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}  // a request or a "gradient pushed" notice
+
+// Bytes a batch's message carries, one share per parameter-server shard: the dense values
+// are split evenly, each embedding row goes to the shard its (table, row) hashes to. Sizes
+// come from the gradient's row lists and the tables' dimensions, so that a timing-only
+// gradient (rows without values) weighs what a real one would.
+std::vector<double> shard_bytes(const Gradient& g, int64_t dense_values,
+                                const std::vector<int64_t>& dims, int shards,
+                                double bytes_per_value, double bytes_per_row_id) {
+  std::vector<double> bytes(shards, bytes_per_value * static_cast<double>(dense_values) / shards);
   for (size_t t = 0; t < g.tables.size(); ++t) {
-    const double row_bytes =
-        bytes_per_value * static_cast<double>(g.tables[t].values.cols()) + bytes_per_row_id;
+    const double row_bytes = bytes_per_value * static_cast<double>(dims[t]) + bytes_per_row_id;
     for (int32_t row : g.tables[t].rows) {
       bytes[(static_cast<uint64_t>(row) * 0x9e3779b97f4a7c15ULL + t) %
             static_cast<uint64_t>(shards)] += row_bytes;
@@ -41,9 +48,16 @@ std::vector<double> shard_bytes(const Gradient& g, int shards, double bytes_per_
   return bytes;
 }
 
-int64_t updated_values(const Gradient& g) {
-  int64_t n = g.dense.size();
-  for (const auto& t : g.tables) n += static_cast<int64_t>(t.rows.size()) * t.values.cols();
+double total(const std::vector<double>& parts) {
+  double sum = 0.0;
+  for (double p : parts) sum += p;
+  return sum;
+}
+
+int64_t updated_values(const Gradient& g, int64_t dense_values, const std::vector<int64_t>& dims) {
+  int64_t n = dense_values;
+  for (size_t t = 0; t < g.tables.size(); ++t)
+    n += static_cast<int64_t>(g.tables[t].rows.size()) * dims[t];
   return n;
 }
 
@@ -81,7 +95,8 @@ simgrid::kernel::profile::Profile* episode_profile(
 
 class Simulation {
  public:
-  Simulation(const ExperimentSpec& spec, const std::function<void(const ProgressPoint&)>& on_point)
+  Simulation(const ExperimentSpec& spec, const std::function<void(const ProgressPoint&)>& on_point,
+             SimulationCost& cost)
       : spec_(spec),
         on_point_(on_point),
         data_(load_data(spec.data)),
@@ -90,15 +105,14 @@ class Simulation {
         optimizer_(spec.optimizer, params_),
         rule_(make_rule(spec.training)),
         n_(spec.training.num_workers),
-        max_samples_(spec.budget.max_samples > 0 ? spec.budget.max_samples : data_.train.size()) {
+        max_samples_(spec.budget.max_samples > 0 ? spec.budget.max_samples : data_.train.size()),
+        timing_only_(spec.simulation.timing_only),
+        dense_values_(model_.num_dense_parameters()),
+        cost_(cost) {
     for (int w = 0; w < n_; ++w) shards_.emplace_back(data_.train, w, n_, spec.seed);
-    if (spec.evaluation.test_samples > 0 && spec.evaluation.test_samples < data_.test.size()) {
-      const auto [rest, head] =
-          split_train_test(data_.test, 1.0 - static_cast<double>(spec.evaluation.test_samples) /
-                                                 static_cast<double>(data_.test.size()));
-      (void)rest;
-      data_.test = head;
-    }
+    if (spec.evaluation.test_samples > 0)
+      data_.test = first_rows(data_.test, spec.evaluation.test_samples);
+    for (const auto& table : params_.tables) dims_.push_back(table.cols());
     workers_.resize(n_);
   }
 
@@ -113,6 +127,7 @@ class Simulation {
   bool should_stop() const { return stop_; }
   // Blocks until the rule admits `worker` or the run stops; false when it stopped.
   bool wait_for_admission(int worker, Admission& admission);
+  void gradient_for(int worker, Gradient& grad);
   void compute(int worker, int64_t step);
   void applied(const Gradient& update);
   void worker_ps(int worker);
@@ -151,6 +166,11 @@ class Simulation {
   std::vector<double> sparse_bytes_;
   std::vector<sg4::Mailbox*> ring_;
   std::vector<sg4::Mailbox*> acks_;  // the server's acknowledgement of each worker's push
+  bool timing_only_;
+  int64_t dense_values_;
+  std::vector<int64_t> dims_;  // columns of each table
+  int64_t messages_ = 0;
+  SimulationCost& cost_;
 };
 
 void Simulation::build_platform() {
@@ -210,6 +230,26 @@ bool Simulation::wait_for_admission(int worker, Admission& admission) {
   return admission.admitted && !should_stop();
 }
 
+// The real gradient of the worker's next batch, or in timing-only mode just its rows (the
+// unique ids of each field, in the model's table order), which is all the timing needs.
+void Simulation::gradient_for(int w, Gradient& grad) {
+  const Batch batch = shards_[w].next(spec_.training.local_batch);
+  if (!timing_only_) {
+    const auto start = std::chrono::steady_clock::now();
+    model_.forward_backward(params_, batch, grad);
+    cost_.math_s += seconds_since(start);
+    return;
+  }
+  const FieldGroups groups(batch.ids);
+  grad = Gradient{};
+  grad.samples = batch.size();
+  grad.tables.resize(dims_.size());
+  for (size_t t = 0; t < dims_.size(); ++t) {
+    grad.tables[t].rows = groups.unique_ids[t % groups.unique_ids.size()];
+    grad.tables[t].values.resize(static_cast<Eigen::Index>(grad.tables[t].rows.size()), 0);
+  }
+}
+
 void Simulation::compute(int worker, int64_t step) {
   const double flops = spec_.cost.flops_scale * model_.flops_per_sample() *
                        static_cast<double>(spec_.training.local_batch) *
@@ -220,7 +260,11 @@ void Simulation::compute(int worker, int64_t step) {
 }
 
 void Simulation::applied(const Gradient& update) {
-  optimizer_.apply(params_, update);
+  if (!timing_only_) {
+    const auto start = std::chrono::steady_clock::now();
+    optimizer_.apply(params_, update);
+    cost_.math_s += seconds_since(start);
+  }
   applied_samples_ += update.samples;
   stop_ = applied_samples_ >= max_samples_ ||
           (spec_.budget.max_time_s > 0.0 && sg4::Engine::get_clock() >= spec_.budget.max_time_s);
@@ -237,11 +281,11 @@ void Simulation::worker_ps(int w) {
   for (int64_t step = 0;; ++step) {
     Admission admission;
     if (!wait_for_admission(w, admission)) break;
-    model_.forward_backward(params_, shards_[w].next(spec_.training.local_batch), grad);
+    gradient_for(w, grad);
 
     double start = sg4::Engine::get_clock();
-    const std::vector<double> pull = shard_bytes(grad, shards, 4.0, 0.0);
-    const std::vector<double> request = shard_bytes(grad, shards, 0.0, 8.0);
+    const std::vector<double> pull = shard_bytes(grad, dense_values_, dims_, shards, 4.0, 0.0);
+    const std::vector<double> request = shard_bytes(grad, dense_values_, dims_, shards, 0.0, 8.0);
     std::vector<sg4::CommPtr> comms;
     for (int p = 0; p < shards; ++p)
       comms.push_back(sg4::Comm::sendto_async(me.host, ps_hosts_[p], kControlBytes + request[p]));
@@ -249,13 +293,14 @@ void Simulation::worker_ps(int w) {
     comms.clear();
     for (int p = 0; p < shards; ++p)
       comms.push_back(sg4::Comm::sendto_async(ps_hosts_[p], me.host, pull[p]));
+    messages_ += 3 * shards + 2;  // requests, pulls, pushes, the notice and its acknowledgement
     for (auto& comm : comms) comm->wait();
     me.comm_s += sg4::Engine::get_clock() - start;
 
     compute(w, step);
 
     start = sg4::Engine::get_clock();
-    const std::vector<double> push = shard_bytes(grad, shards, 4.0, 8.0);
+    const std::vector<double> push = shard_bytes(grad, dense_values_, dims_, shards, 4.0, 8.0);
     comms.clear();
     for (int p = 0; p < shards; ++p)
       comms.push_back(sg4::Comm::sendto_async(me.host, ps_hosts_[p], push[p]));
@@ -286,8 +331,9 @@ void Simulation::parameter_server() {
       if (update) applied(*update);
     }
     if (update) {
-      const double flops =
-          spec_.cost.update_flops_per_value * static_cast<double>(updated_values(*update)) / shards;
+      const double flops = spec_.cost.update_flops_per_value *
+                           static_cast<double>(updated_values(*update, dense_values_, dims_)) /
+                           shards;
       sg4::this_actor::exec_init(flops)->set_thread_count(spec_.cluster.ps_cores)->wait();
     }
     acks_[arrival->worker]->put_init(new int(0), kControlBytes)->detach([](void* p) {
@@ -304,9 +350,8 @@ void Simulation::worker_allreduce(int w) {
   for (int64_t step = 0;; ++step) {
     Admission admission;
     if (!wait_for_admission(w, admission)) break;
-    model_.forward_backward(params_, shards_[w].next(spec_.training.local_batch), grad);
-    sparse_bytes_[w] =
-        static_cast<double>(grad.bytes()) - 4.0 * static_cast<double>(grad.dense.size());
+    gradient_for(w, grad);
+    sparse_bytes_[w] = total(shard_bytes(grad, 0, dims_, 1, 4.0, 8.0));
     compute(w, step);
 
     const double start = sg4::Engine::get_clock();
@@ -317,13 +362,14 @@ void Simulation::worker_allreduce(int w) {
         ring_[w]->get_unique<int>();
         send->wait();
       };
-      const double chunk = 4.0 * static_cast<double>(grad.dense.size()) / n_;
+      const double chunk = 4.0 * static_cast<double>(dense_values_) / n_;
       for (int i = 0; i < 2 * (n_ - 1); ++i) pass(chunk);
       for (int i = 0; i < n_ - 1; ++i) pass(sparse_bytes_[(w - i + n_) % n_]);
+      messages_ += 3 * (n_ - 1);
     }
     me.comm_s += sg4::Engine::get_clock() - start;
     sg4::this_actor::execute(spec_.cost.update_flops_per_value *
-                             static_cast<double>(updated_values(grad)));
+                             static_cast<double>(updated_values(grad, dense_values_, dims_)));
     {
       std::unique_lock lock(*mutex_);
       if (auto update = rule_->receive(w, admission.token, std::move(grad))) applied(*update);
@@ -344,7 +390,9 @@ void Simulation::tenant(int w) {
 }
 
 void Simulation::evaluate_now() {
+  const auto start = std::chrono::steady_clock::now();
   const Evaluation e = evaluate(model_, params_, data_.test);
+  cost_.evaluation_s += seconds_since(start);
   const ProgressPoint point{sg4::Engine::get_clock(), rule_->global_step(), applied_samples_, e.auc,
                             e.logloss};
   curve_.push_back(point);
@@ -388,13 +436,23 @@ nlohmann::ordered_json Simulation::run() {
       })->daemonize();
     }
   }
-  sg4::Actor::create("evaluator", ps_hosts_[0], [this] { evaluator(); })->daemonize();
-  evaluate_now();
-  sg4::Engine::get_instance()->run();
-  if (curve_.back().time < sg4::Engine::get_clock() ||
-      curve_.back().global_step != rule_->global_step()) {
+  if (!timing_only_) {
+    sg4::Actor::create("evaluator", ps_hosts_[0], [this] { evaluator(); })->daemonize();
     evaluate_now();
   }
+  const auto start = std::chrono::steady_clock::now();
+  sg4::Engine::get_instance()->run();
+  cost_.wall_s = seconds_since(start);
+  cost_.messages = messages_;
+  if (!timing_only_ && (curve_.back().time < sg4::Engine::get_clock() ||
+                        curve_.back().global_step != rule_->global_step())) {
+    evaluate_now();
+  }
+  // Timing-only runs have no snapshots: the curve ends with the clock alone.
+  const ProgressPoint last = timing_only_
+                                 ? ProgressPoint{sg4::Engine::get_clock(), rule_->global_step(),
+                                                 applied_samples_, std::nan(""), std::nan("")}
+                                 : curve_.back();
   for (const auto& w : workers_) {
     if (allreduce && w.steps != workers_[0].steps)
       throw std::logic_error("simulation: workers ended out of step");
@@ -409,14 +467,14 @@ nlohmann::ordered_json Simulation::run() {
   }
   nlohmann::ordered_json doc;
   doc["spec"] = spec_to_json(spec_);
-  const ProgressPoint& last = curve_.back();
   nlohmann::ordered_json summary;
   summary["mode"] = mode_name(spec_.training.mode);
   summary["target_auc"] = spec_.evaluation.target_auc;
   summary["time_to_auc"] =
       time_to_auc_ >= 0.0 ? nlohmann::ordered_json(time_to_auc_) : nlohmann::ordered_json();
-  summary["final_auc"] = last.auc;
-  summary["final_logloss"] = last.logloss;
+  summary["final_auc"] = timing_only_ ? nlohmann::ordered_json() : nlohmann::ordered_json(last.auc);
+  summary["final_logloss"] =
+      timing_only_ ? nlohmann::ordered_json() : nlohmann::ordered_json(last.logloss);
   if (data_.bayes_auc) summary["bayes_auc"] = *data_.bayes_auc;
   summary["simulated_time"] = last.time;
   summary["global_steps"] = rule_->global_step();
@@ -469,13 +527,15 @@ nlohmann::ordered_json Simulation::run() {
 }  // namespace
 
 nlohmann::ordered_json run_simulation(const ExperimentSpec& spec,
-                                      const std::function<void(const ProgressPoint&)>& on_point) {
+                                      const std::function<void(const ProgressPoint&)>& on_point,
+                                      SimulationCost* cost) {
   if (spec.cluster.network_model == "CM02") {
     // Plain latency + size / bandwidth timing, as analytic checks expect.
     sg4::Engine::set_config("network/model:CM02");
     sg4::Engine::set_config("network/crosstraffic:0");
   }
-  Simulation simulation(spec, on_point);
+  SimulationCost ignored;
+  Simulation simulation(spec, on_point, cost != nullptr ? *cost : ignored);
   return simulation.run();
 }
 

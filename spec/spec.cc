@@ -121,6 +121,7 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("max_samples", s.budget.max_samples);
     v.field("max_time_s", s.budget.max_time_s);
   });
+  v.section("simulation", [&] { v.field("timing_only", s.simulation.timing_only); });
 }
 
 template <class T>

@@ -48,6 +48,12 @@ struct BudgetSpec {
   double max_time_s = 0.0;  // simulated seconds; 0: no limit
 };
 
+struct SimulationSpec {
+  // Timing only: no gradient math, no optimizer, no evaluation; message sizes still come
+  // from each batch's rows. For measuring how the simulator scales.
+  bool timing_only = false;
+};
+
 struct ExperimentSpec {
   uint64_t seed = 1;  // data order, initial parameters and stragglers
   DataOptions data;
@@ -59,6 +65,7 @@ struct ExperimentSpec {
   StragglerConfig stragglers;
   EvaluationSpec evaluation;
   BudgetSpec budget;
+  SimulationSpec simulation;
 };
 
 // Reads `doc` over the defaults; `source` (a file name) prefixes every error.

@@ -14,12 +14,10 @@ std::optional<Gradient> BackupWorkersRule::receive(int worker, int64_t token, Gr
   }
   ++metrics_.gradients_full;
   contributed_[worker] = true;
-  sum_.accumulate(gradient);
+  sum_.add(std::move(gradient));
   const int quorum = config_.num_workers - config_.backup_workers;
   if (++count_ < quorum) return std::nullopt;
-  Gradient update = std::move(sum_);
-  update.scale(1.0f / static_cast<float>(quorum));
-  sum_ = Gradient{};
+  Gradient update = sum_.take(1.0f / static_cast<float>(quorum));
   count_ = 0;
   contributed_.assign(config_.num_workers, false);
   advance();

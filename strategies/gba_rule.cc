@@ -42,27 +42,20 @@ std::optional<Gradient> GbaRule::receive(int worker, int64_t token, Gradient gra
       ++metrics_.gradients_full;
       ++counted_;
     }
-    sum_.accumulate(gradient);
+    sum_.add(std::move(gradient));
     weight_sum_ += w;
   }
   if (counted_ < m_) return std::nullopt;
   return aggregate(g.normalize_by_weights ? weight_sum_ : static_cast<double>(m_));
 }
 
-std::optional<Gradient> GbaRule::flush() {
-  if (weight_sum_ == 0.0) return std::nullopt;
-  return aggregate(config_.gba.normalize_by_weights ? weight_sum_ : static_cast<double>(counted_));
-}
-
 // A step whose gradients were all dropped applies nothing and keeps the version.
 std::optional<Gradient> GbaRule::aggregate(double divisor) {
   const bool any = weight_sum_ > 0.0;
-  Gradient update = std::move(sum_);
-  sum_ = Gradient{};
   weight_sum_ = 0.0;
   counted_ = 0;
   if (!any) return std::nullopt;
-  update.scale(static_cast<float>(1.0 / divisor));
+  Gradient update = sum_.take(static_cast<float>(1.0 / divisor));
   advance();
   return update;
 }

@@ -15,7 +15,7 @@ class SyncRule : public UpdateRule {
 
  private:
   std::vector<bool> contributed_;
-  Gradient sum_;
+  GradientSum sum_;
   int count_ = 0;
 };
 
@@ -38,15 +38,12 @@ class GbaRule : public UpdateRule {
   // The weight a gradient of this staleness gets.
   double weight(int64_t staleness) const;
   int64_t gradients_per_step() const { return m_; }
-  // Takes whatever the buffer holds as one step, averaged over what it holds (the drain at
-  // a switch to sync). Nothing when it holds no weight.
-  std::optional<Gradient> flush();
 
  private:
   std::optional<Gradient> aggregate(double divisor);
 
   int64_t m_;
-  Gradient sum_;
+  GradientSum sum_;
   double weight_sum_ = 0.0;
   int64_t counted_ = 0;  // gradients counted toward the M of this step
 };
@@ -75,7 +72,7 @@ class BackupWorkersRule : public UpdateRule {
 
  private:
   std::vector<bool> contributed_;
-  Gradient sum_;
+  GradientSum sum_;
   int count_ = 0;
 };
 

@@ -13,11 +13,9 @@ std::optional<Gradient> SyncRule::receive(int worker, int64_t token, Gradient gr
   if (take(worker, token) != 0) throw std::logic_error("sync: a gradient of an older version");
   ++metrics_.gradients_full;
   contributed_[worker] = true;
-  sum_.accumulate(gradient);
+  sum_.add(std::move(gradient));
   if (++count_ < config_.num_workers) return std::nullopt;
-  Gradient update = std::move(sum_);
-  update.scale(1.0f / static_cast<float>(config_.num_workers));
-  sum_ = Gradient{};
+  Gradient update = sum_.take(1.0f / static_cast<float>(config_.num_workers));
   count_ = 0;
   contributed_.assign(config_.num_workers, false);
   advance();

@@ -5,40 +5,56 @@
 namespace gbasim {
 namespace {
 
-SparseRows rows(std::vector<int32_t> ids, std::vector<float> first_column) {
-  SparseRows r;
+// A gradient of 3 dense values, one table of dimension 2 whose row i holds (first[i], 1).
+Gradient gradient(float dense, std::vector<int32_t> ids, std::vector<float> first,
+                  int64_t samples = 8) {
+  Gradient g;
+  g.dense = Eigen::VectorXf::Constant(3, dense);
+  g.samples = samples;
+  g.tables.resize(1);
+  SparseRows& r = g.tables[0];
   r.rows = std::move(ids);
   r.values.resize(static_cast<Eigen::Index>(r.rows.size()), 2);
-  for (size_t i = 0; i < r.rows.size(); ++i) r.values.row(i) << first_column[i], 1.0f;
-  return r;
+  for (size_t i = 0; i < r.rows.size(); ++i) r.values.row(i) << first[i], 1.0f;
+  return g;
 }
 
-TEST(SparseRows, AccumulateTakesTheUnionAndSumsSharedRows) {
-  SparseRows a = rows({1, 4, 7}, {1, 2, 3});
-  a.accumulate(rows({0, 4, 9}, {10, 20, 30}));
-  EXPECT_EQ(a.rows, (std::vector<int32_t>{0, 1, 4, 7, 9}));
-  Eigen::VectorXf expected(5);
-  expected << 10, 1, 22, 3, 30;
-  EXPECT_EQ(a.values.col(0), expected);
-  EXPECT_EQ(a.values(2, 1), 2.0f);
-  EXPECT_EQ(a.values(0, 1), 1.0f);
+TEST(GradientSum, TakesTheUnionOfRowsAndSumsSharedOnes) {
+  GradientSum sum;
+  EXPECT_TRUE(sum.empty());
+  sum.add(gradient(1, {1, 4, 7}, {1, 2, 3}));
+  sum.add(gradient(2, {0, 4, 9}, {10, 20, 30}));
+  sum.add(gradient(3, {4}, {100}));
+  const Gradient total = sum.take(0.5f);
+  EXPECT_TRUE(sum.empty());
+  EXPECT_EQ(total.samples, 24);
+  EXPECT_EQ(total.dense, Eigen::VectorXf::Constant(3, 3.0f));
+  EXPECT_EQ(total.tables[0].rows, (std::vector<int32_t>{0, 1, 4, 7, 9}));
+  Eigen::VectorXf first(5), second(5);
+  first << 5, 0.5, 61, 1.5, 15;
+  second << 0.5, 0.5, 1.5, 0.5, 0.5;
+  EXPECT_EQ(total.tables[0].values.col(0), first);
+  EXPECT_EQ(total.tables[0].values.col(1), second);
 }
 
-TEST(Gradient, ScaleAccumulateAndBytes) {
-  Gradient a;
-  a.dense = Eigen::VectorXf::Constant(3, 1.0f);
-  a.tables = {rows({2}, {4})};
-  a.samples = 8;
-  Gradient total = Gradient::zeros_like(a);
-  total.accumulate(a);
-  total.accumulate(a);
-  EXPECT_EQ(total.samples, 16);
-  total.scale(0.5f);
-  EXPECT_EQ(total.dense, Eigen::VectorXf::Constant(3, 1.0f));
-  ASSERT_EQ(total.tables[0].rows, std::vector<int32_t>{2});
-  EXPECT_EQ(total.tables[0].values(0, 0), 4.0f);
-  // 3 dense floats, one row of an 8-byte id and 2 floats.
-  EXPECT_EQ(a.bytes(), 3 * 4 + 8 + 2 * 4);
+TEST(GradientSum, IsReusableAfterTake) {
+  GradientSum sum;
+  sum.add(gradient(1, {2}, {4}));
+  sum.take(1.0f);
+  sum.add(gradient(5, {3}, {6}, 2));
+  const Gradient g = sum.take(1.0f);
+  EXPECT_EQ(g.samples, 2);
+  EXPECT_EQ(g.dense[0], 5.0f);
+  EXPECT_EQ(g.tables[0].rows, std::vector<int32_t>{3});
+}
+
+TEST(Gradient, ScaleAndBytes) {
+  Gradient g = gradient(2, {2, 5}, {4, 6});
+  g.scale(0.5f);
+  EXPECT_EQ(g.dense, Eigen::VectorXf::Constant(3, 1.0f));
+  EXPECT_EQ(g.tables[0].values(1, 0), 3.0f);
+  // 3 dense floats, two rows of an 8-byte id and 2 floats each.
+  EXPECT_EQ(g.bytes(), 3 * 4 + 2 * (8 + 2 * 4));
 }
 
 }  // namespace
