@@ -30,39 +30,58 @@ void GradientSum::add(Gradient gradient) {
   parts_.push_back(std::move(gradient.tables));
 }
 
+namespace {
+
+// The union of two sorted row lists, summing the rows they share.
+SparseRows merge(const SparseRows& a, const SparseRows& b) {
+  SparseRows out;
+  out.rows.reserve(a.rows.size() + b.rows.size());
+  out.values.resize(static_cast<Eigen::Index>(a.rows.size() + b.rows.size()), a.values.cols());
+  size_t i = 0, j = 0;
+  Eigen::Index n = 0;
+  while (i < a.rows.size() || j < b.rows.size()) {
+    if (j == b.rows.size() || (i < a.rows.size() && a.rows[i] < b.rows[j])) {
+      out.values.row(n) = a.values.row(i);
+      out.rows.push_back(a.rows[i++]);
+    } else if (i == a.rows.size() || b.rows[j] < a.rows[i]) {
+      out.values.row(n) = b.values.row(j);
+      out.rows.push_back(b.rows[j++]);
+    } else {
+      out.values.row(n) = a.values.row(i) + b.values.row(j);
+      out.rows.push_back(a.rows[i]);
+      ++i;
+      ++j;
+    }
+    ++n;
+  }
+  out.values.conservativeResize(n, Eigen::NoChange);
+  return out;
+}
+
+}  // namespace
+
+// Each table's parts are merged pairwise, level by level (parts 0+1, 2+3, ..., then the
+// results alike): O(rows log parts), in a fixed order.
 Gradient GradientSum::take(float scale) {
   Gradient sum;
   sum.dense = std::move(dense_) * scale;
   sum.samples = samples_;
   const size_t tables = parts_.empty() ? 0 : parts_[0].size();
   sum.tables.resize(tables);
-  std::vector<std::pair<int64_t, int64_t>> keyed;  // (row << 32 | part, index in part)
   for (size_t t = 0; t < tables; ++t) {
-    keyed.clear();
-    for (size_t p = 0; p < parts_.size(); ++p) {
-      const auto& rows = parts_[p][t].rows;
-      for (size_t i = 0; i < rows.size(); ++i) {
-        keyed.emplace_back((int64_t{rows[i]} << 32) | static_cast<int64_t>(p),
-                           static_cast<int64_t>(i));
-      }
+    std::vector<SparseRows> level;
+    level.reserve(parts_.size());
+    for (auto& part : parts_) level.push_back(std::move(part[t]));
+    while (level.size() > 1) {
+      std::vector<SparseRows> next;
+      next.reserve((level.size() + 1) / 2);
+      for (size_t i = 0; i + 1 < level.size(); i += 2)
+        next.push_back(merge(level[i], level[i + 1]));
+      if (level.size() % 2 == 1) next.push_back(std::move(level.back()));
+      level = std::move(next);
     }
-    std::sort(keyed.begin(), keyed.end());
-    SparseRows& out = sum.tables[t];
-    const Eigen::Index dim = parts_[0][t].values.cols();
-    out.values.resize(static_cast<Eigen::Index>(keyed.size()), dim);
-    Eigen::Index n = -1;
-    for (const auto& [key, index] : keyed) {
-      const auto row = static_cast<int32_t>(key >> 32);
-      const auto& source = parts_[key & 0xffffffff][t].values.row(index);
-      if (n < 0 || out.rows.back() != row) {
-        out.rows.push_back(row);
-        out.values.row(++n) = source;
-      } else {
-        out.values.row(n) += source;
-      }
-    }
-    out.values.conservativeResize(n + 1, dim);
-    out.values *= scale;
+    sum.tables[t] = std::move(level[0]);
+    sum.tables[t].values *= scale;
   }
   dense_ = Eigen::VectorXf();
   samples_ = 0;

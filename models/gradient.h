@@ -31,9 +31,9 @@ struct Gradient {
 };
 
 // A running sum of many gradients: dense parts are added at once, sparse parts are kept and
-// merged in one pass when the sum is taken, so summing M gradients costs O(rows log rows)
-// instead of the O(M x rows) of merging them one by one. Rows present in several parts are
-// summed in the order the parts were added.
+// merged pairwise when the sum is taken, so summing M gradients costs O(rows log M) instead
+// of the O(M x rows) of merging them one by one into a growing buffer. Rows present in
+// several parts are summed in a fixed order (a balanced tree over the order of adding).
 class GradientSum {
  public:
   void add(Gradient gradient);
