@@ -6,13 +6,9 @@ Each RUN.json is a `gbasim run` result. Writes OUT_PREFIX.png and OUT_PREFIX.pdf
 each run's time-to-target-AUC and a dashed line the target (and the Bayes AUC when known).
 """
 import json
-import os
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from plotting import plt, save_figure
 
 ORDER = ["sync", "async", "gba", "ssp", "backup"]
 
@@ -52,11 +48,7 @@ def main(argv):
     ax_time.set(xlabel="simulated time (s)", title="Test AUC against simulated time (dots: time-to-target)")
     ax_samples.set(xlabel="training samples applied (millions)", title="Test AUC against samples")
     ax_samples.legend(loc="lower right")
-    os.makedirs(os.path.dirname(prefix) or ".", exist_ok=True)
-    for ext in ("png", "pdf"):
-        tmp = f"{prefix}.tmp.{ext}"
-        fig.savefig(tmp, dpi=120)
-        os.replace(tmp, f"{prefix}.{ext}")
+    save_figure(fig, prefix)
 
 
 if __name__ == "__main__":

@@ -5,13 +5,9 @@ Usage: plot_training.py OUT_PREFIX RESULT.json [RESULT.json ...]
 Writes OUT_PREFIX.png and OUT_PREFIX.pdf; a dashed line marks the data set's Bayes AUC.
 """
 import json
-import os
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from plotting import plt, save_figure
 
 
 def main(argv):
@@ -39,11 +35,7 @@ def main(argv):
     for ax in (ax_auc, ax_loss):
         ax.grid(alpha=0.3)
         ax.legend()
-    os.makedirs(os.path.dirname(prefix) or ".", exist_ok=True)
-    for ext in ("png", "pdf"):
-        tmp = f"{prefix}.tmp.{ext}"
-        fig.savefig(tmp, dpi=120)
-        os.replace(tmp, f"{prefix}.{ext}")
+    save_figure(fig, prefix)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 // The gbasim subcommands. Each takes the arguments after its name and returns the exit code.
 #pragma once
 
+#include <boost/program_options.hpp>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,11 @@ int run_train(const std::vector<std::string>& args);
 int run_data(const std::vector<std::string>& args);
 // Takes the raw arguments after "run": SimGrid removes its own --cfg= and --log= ones.
 int run_run(int argc, char** argv);
+
+// Parses `args` against `desc` into `vm`; on --help prints `desc` and returns false.
+bool parse_options(const std::vector<std::string>& args,
+                   const boost::program_options::options_description& desc,
+                   boost::program_options::variables_map& vm);
 
 // Parses a comma-separated list of positive integers ("128,64"); `option` names the
 // option in the error.

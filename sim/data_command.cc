@@ -19,12 +19,7 @@ int run_data(const std::vector<std::string>& args) {
                                                  "also write the description to FILE");
   add_data_options(desc, data_options);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
-  if (vm.count("help")) {
-    std::cout << desc << '\n';
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_options(args, desc, vm)) return 0;
 
   const LoadedData data = load_data(data_options);
   nlohmann::ordered_json doc;

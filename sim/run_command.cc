@@ -40,12 +40,7 @@ int run_run(int argc, char** argv) {
       "result JSON (default: out/run-<mode>.json)")("quiet,q", po::bool_switch(&quiet),
                                                     "no progress lines on standard error");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
-  if (vm.count("help")) {
-    std::cout << desc << '\n';
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_options(args, desc, vm)) return 0;
   if (spec_path.empty()) throw po::error("--spec FILE is required");
 
   const ExperimentSpec spec = load_spec(spec_path, overrides);

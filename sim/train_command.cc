@@ -15,6 +15,17 @@ namespace gbasim {
 
 namespace po = boost::program_options;
 
+bool parse_options(const std::vector<std::string>& args, const po::options_description& desc,
+                   po::variables_map& vm) {
+  po::store(po::command_line_parser(args).options(desc).run(), vm);
+  if (vm.count("help")) {
+    std::cout << desc << '\n';
+    return false;
+  }
+  po::notify(vm);
+  return true;
+}
+
 std::vector<int> parse_widths(const std::string& text, const std::string& option) {
   std::vector<int> widths;
   std::stringstream in(text);
@@ -76,12 +87,7 @@ int run_train(const std::vector<std::string>& args) {
   add_data_options(desc, data_options);
 
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
-  if (vm.count("help")) {
-    std::cout << desc << '\n';
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_options(args, desc, vm)) return 0;
 
   model_config.kind = parse_model_kind(model_name_text);
   model_config.mlp = parse_widths(mlp_text, "mlp");

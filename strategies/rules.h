@@ -5,15 +5,18 @@
 
 namespace gbasim {
 
-// Every worker computes on version k; the N gradients are averaged (a mean over
-// G = N x b samples) into one step. A worker that has contributed waits for the step.
-class SyncRule : public UpdateRule {
+// Every worker computes on version k; the first `quorum` gradients of version k are
+// averaged into one step, and a gradient of an older version is dropped. A worker that has
+// contributed waits for the step. Sync is the quorum N (G = N x b; no gradient can then be
+// late); backup workers (Hop-BW) the quorum N - k.
+class QuorumRule : public UpdateRule {
  public:
-  explicit SyncRule(const RuleConfig& config);
+  QuorumRule(const RuleConfig& config, int quorum);
   Admission admit(int worker) override;
   std::optional<Gradient> receive(int worker, int64_t token, Gradient gradient) override;
 
  private:
+  int quorum_;
   std::vector<bool> contributed_;
   GradientSum sum_;
   int count_ = 0;
@@ -60,20 +63,6 @@ class BoundedStalenessRule : public UpdateRule {
 
  private:
   std::vector<int64_t> completed_;  // steps each worker has finished
-};
-
-// Sync on a parameter server with backup workers (Hop-BW): each global step averages the
-// first N - k gradients computed on the current version; later ones are dropped.
-class BackupWorkersRule : public UpdateRule {
- public:
-  explicit BackupWorkersRule(const RuleConfig& config);
-  Admission admit(int worker) override;
-  std::optional<Gradient> receive(int worker, int64_t token, Gradient gradient) override;
-
- private:
-  std::vector<bool> contributed_;
-  GradientSum sum_;
-  int count_ = 0;
 };
 
 }  // namespace gbasim

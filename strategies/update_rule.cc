@@ -129,7 +129,7 @@ void UpdateRule::lose_token(int worker) {
 std::unique_ptr<UpdateRule> make_rule(const RuleConfig& config) {
   switch (config.mode) {
     case Mode::kSync:
-      return std::make_unique<SyncRule>(config);
+      return std::make_unique<QuorumRule>(config, config.num_workers);
     case Mode::kAsync:
       return std::make_unique<AsyncRule>(config);
     case Mode::kGBA:
@@ -137,7 +137,7 @@ std::unique_ptr<UpdateRule> make_rule(const RuleConfig& config) {
     case Mode::kBoundedStaleness:
       return std::make_unique<BoundedStalenessRule>(config);
     case Mode::kBackupWorkers:
-      return std::make_unique<BackupWorkersRule>(config);
+      return std::make_unique<QuorumRule>(config, config.num_workers - config.backup_workers);
   }
   throw std::logic_error("make_rule: unknown mode");
 }

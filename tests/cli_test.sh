@@ -91,6 +91,15 @@ check_spec_error '{"training": ' "bad.json: not valid JSON"
 msg=$("$gbasim" run --spec "$work/tiny.json" --set training.workers=x -q --out "$work/bad-out.json" 2>&1)
 grep -qF "'training.workers' must be an integer" <<<"$msg" || fail "--set with a bad value: $msg"
 
+# The plot scripts draw these results.
+scripts=$(cd "$(dirname "$0")/../scripts" && pwd)
+/usr/bin/python3 "$scripts/plot_convergence.py" "$work/plots/convergence" "$work/run-sync-a.json" "$work/run-gba-a.json" \
+  || fail "plot_convergence.py"
+/usr/bin/python3 "$scripts/plot_training.py" "$work/plots/training" "$work/a.json" "$work/c.json" || fail "plot_training.py"
+for f in convergence.png convergence.pdf training.png training.pdf; do
+  [ -s "$work/plots/$f" ] || fail "plot $f is missing or empty"
+done
+
 # Every shipped spec runs, on a small budget, and learns.
 specs=$(cd "$(dirname "$0")/../specs" && pwd)
 for spec in "$specs"/*.json; do

@@ -75,8 +75,9 @@ Parameters run_lockstep(UpdateRule& rule, const RealSetup& s, int steps, int64_t
   return params;
 }
 
-TEST(SyncRule, AveragesAllWorkersAndMakesContributorsWait) {
-  SyncRule rule(rule_config(Mode::kSync, 3));
+TEST(QuorumRule, SyncAveragesAllWorkersAndMakesContributorsWait) {
+  const auto owned = make_rule(rule_config(Mode::kSync, 3));
+  UpdateRule& rule = *owned;
   std::vector<int64_t> tokens;
   for (int w = 0; w < 3; ++w) tokens.push_back(rule.admit(w).token);
   EXPECT_FALSE(rule.receive(0, tokens[0], scalar(1)).has_value());
@@ -100,7 +101,7 @@ TEST(Rules, ATokenMustComeBackFromItsWorker) {
 
 TEST(GbaRule, WithoutStalenessEqualsSyncExactly) {
   const RealSetup s;
-  SyncRule sync(rule_config(Mode::kSync, 4, 32));
+  QuorumRule sync(rule_config(Mode::kSync, 4, 32), 4);
   GbaRule gba(rule_config(Mode::kGBA, 4, 32));
   const Parameters a = run_lockstep(sync, s, 12, 32);
   const Parameters b = run_lockstep(gba, s, 12, 32);
@@ -247,10 +248,11 @@ TEST(BoundedStalenessRule, NoWorkerEverStartsMoreThanSAheadOfTheSlowest) {
   }
 }
 
-TEST(BackupWorkersRule, EveryStepTakesExactlyNMinusKGradients) {
+TEST(QuorumRule, BackupWorkersStepsTakeExactlyNMinusKGradients) {
   RuleConfig c = rule_config(Mode::kBackupWorkers, 5);
   c.backup_workers = 2;
-  BackupWorkersRule rule(c);
+  const auto owned = make_rule(c);  // backup: the quorum N - k = 3
+  UpdateRule& rule = *owned;
   std::mt19937 rng(3);
   std::vector<int64_t> tokens(5);
   int updates = 0;
