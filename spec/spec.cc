@@ -1,5 +1,6 @@
 #include "spec/spec.h"
 
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -80,6 +81,7 @@ void visit(V& v, ExperimentSpec& s) {
   });
   v.section("cluster", [&] {
     ClusterSpec& c = s.cluster;
+    v.field("platform", c.platform);
     v.field("ps_shards", c.ps_shards);
     v.field("worker_speed", c.worker_speed);
     v.field("worker_groups", c.worker_groups);
@@ -356,16 +358,42 @@ ExperimentSpec parse_spec(const Json& doc, const std::string& source) {
   return spec;
 }
 
-ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>& overrides) {
+namespace {
+
+Json read_json(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open");
-  Json doc;
   try {
-    doc = Json::parse(in);
+    return Json::parse(in);
   } catch (const Json::parse_error& e) {
     throw InputError(path + ": not valid JSON (" + e.what() + ")");
   }
+}
+
+// Puts the cluster file's keys under the spec's own cluster keys.
+void merge_platform(Json& doc, const std::string& spec_path) {
+  if (!doc.is_object() || !doc.contains("cluster") || !doc["cluster"].is_object()) return;
+  Json& cluster = doc["cluster"];
+  if (!cluster.contains("platform")) return;
+  if (!cluster["platform"].is_string())
+    throw InputError(spec_path + ": 'cluster.platform' must be a string");
+  const std::filesystem::path file =
+      std::filesystem::path(spec_path).parent_path() / cluster["platform"].get<std::string>();
+  Json merged = read_json(file.string());
+  if (!merged.is_object())
+    throw InputError(file.string() + ": a platform must be a JSON object of cluster keys");
+  if (merged.contains("platform"))
+    throw InputError(file.string() + ": a platform cannot name another platform");
+  for (const auto& [key, value] : cluster.items()) merged[key] = value;
+  cluster = std::move(merged);
+}
+
+}  // namespace
+
+ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>& overrides) {
+  Json doc = read_json(path);
   for (const auto& o : overrides) apply_override(doc, o);
+  merge_platform(doc, path);
   return parse_spec(doc, path);
 }
 

@@ -18,6 +18,9 @@
 namespace gbasim {
 
 struct ClusterSpec {
+  // A cluster file (JSON of the keys below; platforms/ ships some), read first: the spec's
+  // own cluster keys override its values. Relative to the spec file's folder.
+  std::string platform;
   int ps_shards = 2;
   double worker_speed = 3e12;  // flop/s a worker sustains on the model
   // Worker speeds group by group, in worker order; empty: every worker at worker_speed.

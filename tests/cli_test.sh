@@ -91,6 +91,23 @@ check_spec_error '{"training": ' "bad.json: not valid JSON"
 msg=$("$gbasim" run --spec "$work/tiny.json" --set training.workers=x -q --out "$work/bad-out.json" 2>&1)
 grep -qF "'training.workers' must be an integer" <<<"$msg" || fail "--set with a bad value: $msg"
 
+# A cluster file under the spec's own cluster keys.
+mkdir -p "$work/platforms" "$work/specs"
+echo '{"nic_bandwidth": 1e9, "ps_shards": 3}' >"$work/platforms/p.json"
+cat >"$work/specs/with-platform.json" <<'JSON'
+{"data": {"train_samples": 3000, "test_samples": 500}, "model": {"name": "lr"},
+ "training": {"workers": 2, "local_batch": 50}, "cluster": {"platform": "../platforms/p.json", "ps_shards": 1}}
+JSON
+"$gbasim" run --spec "$work/specs/with-platform.json" -q --out "$work/platform.json" >/dev/null || fail "run with a platform"
+/usr/bin/python3 -c "
+import json, sys
+c = json.load(open(sys.argv[1]))['spec']['cluster']
+sys.exit(0 if c['nic_bandwidth'] == 1e9 and c['ps_shards'] == 1 else 1)" "$work/platform.json" \
+  || fail "the platform's keys must apply under the spec's own"
+sed -i 's|p.json|missing.json|' "$work/specs/with-platform.json"
+msg=$("$gbasim" run --spec "$work/specs/with-platform.json" -q --out "$work/platform2.json" 2>&1)
+grep -q "missing.json: cannot open" <<<"$msg" || fail "a missing platform file: $msg"
+
 # The plot scripts draw these results.
 scripts=$(cd "$(dirname "$0")/../scripts" && pwd)
 /usr/bin/python3 "$scripts/plot_convergence.py" "$work/plots/convergence" "$work/run-sync-a.json" "$work/run-gba-a.json" \
