@@ -16,6 +16,8 @@ Commands:
            SimGrid cluster with stragglers, from a JSON experiment spec
   train    single-process training of one model on synthetic or Criteo data; writes a
            JSON result with the test AUC / log-loss curve
+  trace-stats  what a simulated worker replaying a PAI mini-batch-time trace
+           sees: slowdown quantiles, spread across workers, straggler episodes
   data     describe a data set: sizes, click-through rate, field cardinalities and, for
            synthetic data, the Bayes-optimal test AUC
 
@@ -36,6 +38,7 @@ int main(int argc, char** argv) {
     if (command == "run") return gbasim::run_run(argc - 1, argv + 1);
     if (command == "train") return gbasim::run_train(args);
     if (command == "data") return gbasim::run_data(args);
+    if (command == "trace-stats") return gbasim::run_trace_stats(args);
     std::cerr << "gbasim: unknown command '" << command << "'\n\n" << kUsage;
     return 2;
   } catch (const gbasim::InputError& e) {

@@ -68,6 +68,11 @@ int run_run(int argc, char** argv) {
       },
       &cost);
   write_json_atomically(out_path, result);
+  if (result.contains("trace") && result["trace"]["wraps"].get<bool>()) {
+    std::cerr << "gbasim run: note: the trace has fewer workers than the "
+              << spec.training.num_workers
+              << " simulated ones; its workers are reused in turn (result: trace.assignment)\n";
+  }
 
   const auto& s = result["summary"];
   char time_to_auc[32] = "not reached";

@@ -11,6 +11,7 @@
 
 #include "models/errors.h"
 #include "strategies/update_rule.h"
+#include "traces/pai_trace.h"
 
 namespace sg4 = simgrid::s4u;
 
@@ -114,6 +115,15 @@ class Simulation {
       data_.test = first_rows(data_.test, spec.evaluation.test_samples);
     for (const auto& table : params_.tables) dims_.push_back(table.cols());
     workers_.resize(n_);
+    const StragglerConfig& g = spec.stragglers;
+    if (!g.trace_format.empty()) {
+      try {
+        replay_.emplace(read_pai_trace(g.trace_path), g.trace_mapping, g.trace_offset, n_,
+                        spec.seed);
+      } catch (const TraceError& e) {
+        throw InputError(std::string("'stragglers.trace.path': ") + e.what());
+      }
+    }
   }
 
   nlohmann::ordered_json run();
@@ -171,6 +181,7 @@ class Simulation {
   std::vector<int64_t> dims_;  // columns of each table
   int64_t messages_ = 0;
   SimulationCost& cost_;
+  std::optional<TraceReplay> replay_;
 };
 
 void Simulation::build_platform() {
@@ -253,7 +264,8 @@ void Simulation::gradient_for(int w, Gradient& grad) {
 void Simulation::compute(int worker, int64_t step) {
   const double flops = spec_.cost.flops_scale * model_.flops_per_sample() *
                        static_cast<double>(spec_.training.local_batch) *
-                       step_noise(spec_.stragglers, worker, step);
+                       step_noise(spec_.stragglers, worker, step) *
+                       (replay_ ? replay_->slowdown(worker, step) : 1.0);
   const double start = sg4::Engine::get_clock();
   sg4::this_actor::execute(flops);
   workers_[worker].compute_s += sg4::Engine::get_clock() - start;
@@ -521,6 +533,11 @@ nlohmann::ordered_json Simulation::run() {
          {"step_ends", s.step_ends}});
   }
   doc["workers"] = workers;
+  if (replay_) {
+    doc["trace"] = {{"path", spec_.stragglers.trace_path},
+                    {"assignment", replay_->assignment()},
+                    {"wraps", replay_->wraps()}};
+  }
   return doc;
 }
 

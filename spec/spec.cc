@@ -113,6 +113,12 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("colocated_fraction", g.colocated_fraction);
     v.field("colocated_duty", g.colocated_duty);
     v.field("colocated_period_s", g.colocated_period_s);
+    v.section("trace", [&] {
+      v.field("format", g.trace_format);
+      v.field("path", g.trace_path);
+      v.field("mapping", g.trace_mapping);
+      v.field("offset", g.trace_offset);
+    });
   });
   v.section("evaluation", [&] {
     v.field("interval_s", s.evaluation.interval_s);

@@ -117,6 +117,25 @@ for f in convergence.png convergence.pdf training.png training.pdf; do
   [ -s "$work/plots/$f" ] || fail "plot $f is missing or empty"
 done
 
+# The real PAI traces, where ../shared has them.
+pai=$(cd "$(dirname "$0")/../.." && pwd)/shared/traces/alibaba-pai-minibatch
+if [ -f "$pai/job_1_norm.csv" ]; then
+  stats=$("$gbasim" trace-stats "$pai/job_1_norm.csv" --json "$work/job_1.json") || fail "trace-stats on job_1"
+  grep -q "10 workers" <<<"$stats" || fail "trace-stats job_1: $stats"
+  /usr/bin/python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+peak = max(e['peak'] for e in d['episodes'] if e['worker'] == 6)
+sys.exit(0 if abs(peak - 2.35) < 0.01 else 1)" "$work/job_1.json" \
+    || fail "trace-stats must find job_1's straggler (worker 6, about 2.35x)"
+  "$gbasim" run --spec "$work/tiny.json" --set stragglers.trace.format=pai --set "stragglers.trace.path=$pai/job_3_norm.csv" \
+    -q --out "$work/replay.json" >/dev/null || fail "a run replaying job_3"
+else
+  echo "skipped: the PAI trace checks need ../shared/traces/alibaba-pai-minibatch beside the clone"
+fi
+msg=$("$gbasim" trace-stats "$work/tiny.json" 2>&1)
+grep -q "no 'worker' column in the header" <<<"$msg" || fail "trace-stats on a non-trace: $msg"
+
 # Every shipped spec runs, on a small budget, and learns.
 specs=$(cd "$(dirname "$0")/../specs" && pwd)
 for spec in "$specs"/*.json; do

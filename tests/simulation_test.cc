@@ -7,6 +7,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <cmath>
+#include <fstream>
 
 #include "models/layers.h"
 #include "models/synthetic.h"
@@ -188,6 +189,34 @@ TEST(Simulation, ColocatedTenantSharesItsHost) {
       EXPECT_NEAR(per_step, nominal, 1e-9 * nominal);
     }
   }
+}
+
+TEST(Simulation, ReplayedTraceSetsEachWorkersStepTimes) {
+  const std::string path = testing::TempDir() + "replay_trace.csv";
+  std::ofstream(path) << ",worker,gpu,time,batch_time_norm\n"
+                         "0,0,25,1,100\n1,1,25,1,100\n2,2,25,1,300\n"
+                         "3,0,25,11,100\n4,1,25,11,100\n5,2,25,11,200\n";
+  ExperimentSpec s = quiet_cluster(Mode::kAsync, 3);
+  s.stragglers.trace_format = "pai";
+  s.stragglers.trace_path = path;
+  s.budget.max_samples = 64 * 60;
+  const auto result = simulate(s);
+  const SyntheticData data = generate_synthetic(s.data.synthetic);
+  const Model model(s.model, data.train.cardinalities, data.train.num_dense);
+  const double nominal =
+      s.cost.flops_scale * model.flops_per_sample() * 64 / s.cluster.worker_speed;
+  // Worker 2 replays slowdowns 3 at iteration 1, 2 at 11, linear between, held after.
+  auto slowdown = [](int64_t step) {
+    return step >= 10 ? 2.0 : 3.0 - 0.1 * static_cast<double>(step);
+  };
+  const auto& slow = result["workers"][2];
+  double expected = 0.0;
+  for (int64_t k = 0; k < slow["steps"].get<int64_t>(); ++k) expected += slowdown(k) * nominal;
+  EXPECT_NEAR(slow["compute_s"].get<double>(), expected, 1e-9 * expected);
+  const auto& even = result["workers"][0];
+  EXPECT_NEAR(even["compute_s"].get<double>(), nominal * even["steps"].get<double>(),
+              1e-9 * nominal);
+  EXPECT_EQ(result["trace"]["assignment"], nlohmann::json::array({0, 1, 2}));
 }
 
 class EveryMode : public ::testing::TestWithParam<Mode> {};

@@ -64,6 +64,12 @@ void validate(const StragglerConfig& c) {
           "must lie in [0, 1]");
   require(c.colocated_duty > 0.0 && c.colocated_duty < 1.0, "colocated_duty", "must lie in (0, 1)");
   require(c.colocated_period_s > 0.0, "colocated_period_s", "must be positive");
+  require(c.trace_format.empty() || c.trace_format == "pai", "trace.format",
+          "must be empty or pai");
+  require(c.trace_format.empty() || !c.trace_path.empty(), "trace.path", "must name a file");
+  require(c.trace_mapping == "in_order" || c.trace_mapping == "random", "trace.mapping",
+          "must be in_order or random");
+  require(c.trace_offset >= 0, "trace.offset", "must not be negative");
 }
 
 std::vector<double> persistent_slowdowns(const StragglerConfig& c, int workers) {

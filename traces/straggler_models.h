@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace gbasim {
@@ -37,6 +38,12 @@ struct StragglerConfig {
   double colocated_fraction = 0.0;
   double colocated_duty = 0.5;
   double colocated_period_s = 0.1;
+  // Replay of a per-worker mini-batch-time trace (format "pai", traces/pai_trace.h), on top
+  // of the models above: each step's compute is also multiplied by the trace's slowdown.
+  std::string trace_format;  // "" (none) or "pai"
+  std::string trace_path;
+  std::string trace_mapping = "in_order";  // or "random"
+  int64_t trace_offset = 0;                // iterations to skip at the trace's start
   uint64_t seed = 1;
 };
 

@@ -1,0 +1,191 @@
+#include "traces/pai_trace.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+
+namespace gbasim {
+namespace {
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> cells;
+  std::stringstream in(line);
+  std::string cell;
+  while (std::getline(in, cell, ',')) cells.push_back(cell);
+  if (!line.empty() && line.back() == ',') cells.emplace_back();
+  return cells;
+}
+
+template <class T>
+bool parse_number(const std::string& text, T& out) {
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, out);
+  return ec == std::errc() && ptr == end;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+}  // namespace
+
+PaiTrace read_pai_trace(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw TraceError(path + ": cannot open");
+  std::string line;
+  if (!std::getline(in, line)) throw TraceError(path + ": empty file (a header is expected)");
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  const std::vector<std::string> header = split_csv(line);
+  auto column = [&](const std::string& name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    if (it == header.end()) throw TraceError(path + ":1: no '" + name + "' column in the header");
+    return static_cast<size_t>(it - header.begin());
+  };
+  const size_t worker_col = column("worker"), time_col = column("time"),
+               value_col = column("batch_time_norm");
+
+  PaiTrace trace;
+  std::map<int64_t, std::map<int, double>> times;  // iteration -> worker -> time
+  for (int64_t number = 2; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    const std::vector<std::string> cells = split_csv(line);
+    const std::string where = path + ":" + std::to_string(number) + ": ";
+    if (cells.size() != header.size()) {
+      throw TraceError(where + "expected " + std::to_string(header.size()) + " columns, found " +
+                       std::to_string(cells.size()));
+    }
+    int worker = 0;
+    int64_t iteration = 0;
+    if (!parse_number(cells[worker_col], worker) || worker < 0) {
+      throw TraceError(where + "worker must be a non-negative integer, got '" + cells[worker_col] +
+                       "'");
+    }
+    if (!parse_number(cells[time_col], iteration)) {
+      throw TraceError(where + "time (the iteration) must be an integer, got '" + cells[time_col] +
+                       "'");
+    }
+    const std::string& text = cells[value_col];
+    double value = 0.0;
+    if (text.empty()) {
+      ++trace.invalid_samples;
+      continue;
+    }
+    if (!parse_number(text, value))
+      throw TraceError(where + "batch_time_norm is not a number: '" + text + "'");
+    if (!(value > 0.0)) {
+      ++trace.invalid_samples;
+      continue;
+    }
+    times[iteration][worker] = value;
+    ++trace.samples;
+  }
+  if (trace.samples == 0) throw TraceError(path + ": no valid samples");
+
+  std::map<int, WorkerSlowdowns> series;
+  for (const auto& [iteration, by_worker] : times) {
+    std::vector<double> values;
+    for (const auto& [worker, value] : by_worker) values.push_back(value);
+    const double middle = median(values);
+    for (const auto& [worker, value] : by_worker) {
+      WorkerSlowdowns& s = series[worker];
+      s.worker = worker;
+      s.iterations.push_back(iteration);
+      s.slowdowns.push_back(value / middle);
+    }
+  }
+  for (auto& [worker, s] : series) trace.workers.push_back(std::move(s));
+  return trace;
+}
+
+double slowdown_at(const WorkerSlowdowns& s, double iteration) {
+  const auto it = std::lower_bound(s.iterations.begin(), s.iterations.end(), iteration,
+                                   [](int64_t a, double b) { return static_cast<double>(a) < b; });
+  if (it == s.iterations.begin()) return s.slowdowns.front();
+  if (it == s.iterations.end()) return s.slowdowns.back();
+  const size_t hi = static_cast<size_t>(it - s.iterations.begin()), lo = hi - 1;
+  const double x0 = static_cast<double>(s.iterations[lo]),
+               x1 = static_cast<double>(s.iterations[hi]);
+  const double t = (iteration - x0) / (x1 - x0);
+  return s.slowdowns[lo] + t * (s.slowdowns[hi] - s.slowdowns[lo]);
+}
+
+TraceReplay::TraceReplay(PaiTrace trace, const std::string& mapping, int64_t offset, int workers,
+                         uint64_t seed)
+    : trace_(std::move(trace)), wraps_(static_cast<int>(trace_.workers.size()) < workers) {
+  std::vector<size_t> order(trace_.workers.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (mapping == "random") {
+    std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), 106u};
+    std::mt19937_64 rng(seq);
+    std::shuffle(order.begin(), order.end(), rng);
+  } else if (mapping != "in_order") {
+    throw TraceError("trace mapping must be in_order or random, got '" + mapping + "'");
+  }
+  start_ = offset + trace_.workers.front().iterations.front();
+  for (const auto& w : trace_.workers) start_ = std::min(start_, offset + w.iterations.front());
+  for (int w = 0; w < workers; ++w) {
+    series_.push_back(order[static_cast<size_t>(w) % order.size()]);
+    assignment_.push_back(trace_.workers[series_.back()].worker);
+  }
+}
+
+double TraceReplay::slowdown(int worker, int64_t step) const {
+  return slowdown_at(trace_.workers[series_.at(worker)], static_cast<double>(start_ + step));
+}
+
+namespace {
+
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
+}
+
+}  // namespace
+
+TraceStats trace_stats(const PaiTrace& trace, double threshold) {
+  TraceStats stats;
+  stats.first_iteration = trace.workers.front().iterations.front();
+  stats.last_iteration = trace.workers.front().iterations.back();
+  std::map<int64_t, std::vector<double>> by_iteration;
+  for (const WorkerSlowdowns& s : trace.workers) {
+    stats.first_iteration = std::min(stats.first_iteration, s.iterations.front());
+    stats.last_iteration = std::max(stats.last_iteration, s.iterations.back());
+    stats.workers.push_back({s.worker, quantile(s.slowdowns, 0.5), quantile(s.slowdowns, 0.9),
+                             quantile(s.slowdowns, 0.99), quantile(s.slowdowns, 1.0)});
+    for (size_t i = 0; i < s.iterations.size(); ++i) {
+      by_iteration[s.iterations[i]].push_back(s.slowdowns[i]);
+      if (s.slowdowns[i] < threshold) continue;
+      if (i == 0 || s.slowdowns[i - 1] < threshold) {
+        stats.episodes.push_back({s.worker, s.iterations[i], s.iterations[i], 0, 0.0, 0.0});
+      }
+      TraceStats::Episode& e = stats.episodes.back();
+      e.last_iteration = s.iterations[i];
+      e.mean = (e.mean * e.samples + s.slowdowns[i]) / (e.samples + 1);
+      ++e.samples;
+      e.peak = std::max(e.peak, s.slowdowns[i]);
+    }
+  }
+  std::vector<double> cvs;
+  for (const auto& [iteration, values] : by_iteration) {
+    if (values.size() < 2) continue;
+    double mean = 0.0, sq = 0.0;
+    for (double v : values) mean += v;
+    mean /= static_cast<double>(values.size());
+    for (double v : values) sq += (v - mean) * (v - mean);
+    cvs.push_back(std::sqrt(sq / static_cast<double>(values.size())) / mean);
+  }
+  if (!cvs.empty()) {
+    stats.cv_median = quantile(cvs, 0.5);
+    stats.cv_p90 = quantile(cvs, 0.9);
+  }
+  return stats;
+}
+
+}  // namespace gbasim
