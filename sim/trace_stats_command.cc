@@ -23,7 +23,9 @@ int run_trace_stats(const std::vector<std::string>& args) {
                                                  "the trace (CSV)")(
       "threshold", po::value(&threshold)->default_value(threshold),
       "an episode is a run of a worker's consecutive samples at or above this slowdown")(
-      "json", po::value(&json_path)->value_name("FILE"), "also write the statistics as JSON");
+      "json", po::value(&json_path)->value_name("FILE"),
+      "also write the statistics, and every worker's slowdown series, as JSON (plot it with "
+      "scripts/plot_trace.py)");
   po::positional_options_description positional;
   positional.add("trace", 1);
   po::variables_map vm;
@@ -80,6 +82,9 @@ int run_trace_stats(const std::vector<std::string>& args) {
                                  {"samples", e.samples},
                                  {"mean", e.mean},
                                  {"peak", e.peak}});
+    }
+    for (const WorkerSlowdowns& w : trace.workers) {
+      doc["series"].push_back({{"worker", w.worker}, {"iterations", w.iterations}, {"slowdowns", w.slowdowns}});
     }
     write_json_atomically(json_path, doc);
   }

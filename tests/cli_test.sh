@@ -128,6 +128,9 @@ d = json.load(open(sys.argv[1]))
 peak = max(e['peak'] for e in d['episodes'] if e['worker'] == 6)
 sys.exit(0 if abs(peak - 2.35) < 0.01 else 1)" "$work/job_1.json" \
     || fail "trace-stats must find job_1's straggler (worker 6, about 2.35x)"
+  /usr/bin/python3 "$(dirname "$0")/../scripts/plot_trace.py" "$work/plots/job_1" "$work/job_1.json" \
+    || fail "plot_trace.py"
+  [ -s "$work/plots/job_1.png" ] || fail "plot_trace.py wrote no PNG"
   "$gbasim" run --spec "$work/tiny.json" --set stragglers.trace.format=pai --set "stragglers.trace.path=$pai/job_3_norm.csv" \
     -q --out "$work/replay.json" >/dev/null || fail "a run replaying job_3"
 else
