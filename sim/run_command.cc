@@ -69,9 +69,11 @@ int run_run(int argc, char** argv) {
       &cost);
   write_json_atomically(out_path, result);
   if (result.contains("trace") && result["trace"]["wraps"].get<bool>()) {
-    std::cerr << "gbasim run: note: the trace has fewer workers than the "
+    std::cerr << "gbasim run: note: some trace workers or machines are replayed by more than "
+                 "one of the "
               << spec.training.num_workers
-              << " simulated ones; its workers are reused in turn (result: trace.assignment)\n";
+              << " simulated workers (too few in the trace, or listed twice; result: "
+                 "trace.assignment)\n";
   }
 
   const auto& s = result["summary"];

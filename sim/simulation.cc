@@ -8,10 +8,13 @@
 #include <cmath>
 #include <memory>
 #include <sstream>
+#include <tuple>
 
 #include "models/errors.h"
 #include "strategies/update_rule.h"
 #include "traces/pai_trace.h"
+#include "traces/trace_mapping.h"
+#include "traces/usage_trace.h"
 
 namespace sg4 = simgrid::s4u;
 
@@ -62,36 +65,94 @@ int64_t updated_values(const Gradient& g, int64_t dense_values, const std::vecto
   return n;
 }
 
-// A profile that replays episodes: `normal` outside them, normal / factor inside (a host's
-// speed profile takes multiples of its peak speed, a link's bandwidth profile bytes/s).
-// SimGrid asks for more events as the run goes, so no horizon is fixed in advance: each
-// call generates the episodes of a window twice as long as the last.
-simgrid::kernel::profile::Profile* episode_profile(
-    const std::string& name, const std::function<std::vector<Episode>(double)>& episodes,
-    double rate_per_s, double normal) {
-  using simgrid::kernel::profile::DatedValue;
-  struct Window {
-    double generated_until = 0.0, last_event = 0.0, length;
-  };
-  auto window = std::make_shared<Window>(Window{0.0, 0.0, 10.0 / rate_per_s});
-  auto more = [episodes, normal, window](std::vector<DatedValue>& events) {
-    // Dates are delays since the previous event.
-    double until = window->generated_until + window->length;
-    if (until <= window->last_event) until = window->last_event + window->length;
+// A piecewise-constant factor of simulated time, as its changes (time, new value) in time
+// order: at least those at or after `from` and before `until`; later ones may come too.
+using ChangeSource =
+    std::function<std::vector<std::pair<double, double>>(double from, double until)>;
+
+// Episodes: 1 / slowdown inside them, 1 outside.
+ChangeSource episode_source(std::function<std::vector<Episode>(double)> episodes) {
+  return [episodes = std::move(episodes)](double from, double until) {
+    std::vector<std::pair<double, double>> changes;
     for (const Episode& e : episodes(until)) {
-      if (e.start < window->generated_until) continue;
-      events.emplace_back(e.start - window->last_event, normal / e.slowdown);
-      events.emplace_back(e.end - e.start, normal);
-      window->last_event = e.end;
+      if (e.start < from) continue;
+      changes.emplace_back(e.start, 1.0 / e.slowdown);
+      changes.emplace_back(e.end, 1.0);
     }
-    if (window->last_event < until) {
-      events.emplace_back(until - window->last_event, normal);
-      window->last_event = until;
+    return changes;
+  };
+}
+
+// Changes known in advance (a replayed trace), the first one at time 0.
+ChangeSource fixed_source(std::vector<std::pair<double, double>> changes) {
+  return [changes = std::move(changes)](double from, double until) {
+    std::vector<std::pair<double, double>> window;
+    for (const auto& c : changes)
+      if (c.first >= from && c.first < until) window.push_back(c);
+    return window;
+  };
+}
+
+// A profile of `normal` times the product of the sources' factors (a host's speed profile
+// takes multiples of its peak speed, a link's bandwidth profile bytes/s). SimGrid asks for
+// more events as the run goes, so no horizon is fixed in advance: each call covers a window
+// twice as long as the last, starting with `window_s`. An event dated 0 does not reach an
+// activity started at 0, so changes at time 0 make no event: the resource must be created
+// with the value they give (initial_factor).
+simgrid::kernel::profile::Profile* product_profile(const std::string& name,
+                                                   std::vector<ChangeSource> sources, double normal,
+                                                   double window_s) {
+  using simgrid::kernel::profile::DatedValue;
+  struct State {
+    std::vector<ChangeSource> sources;
+    std::vector<double> factors;
+    // Changes read but not yet emitted: (time, order read, source, value).
+    std::vector<std::tuple<double, int64_t, size_t, double>> pending;
+    int64_t read = 0;
+    double generated_until = 0.0, last_event = 0.0, length = 0.0, value = 0.0;
+  };
+  auto state = std::make_shared<State>();
+  state->factors.assign(sources.size(), 1.0);
+  state->sources = std::move(sources);
+  state->length = window_s;
+  state->value = normal;
+  auto more = [state, normal](std::vector<DatedValue>& events) {
+    State& st = *state;
+    const double until = st.generated_until + st.length;
+    for (size_t i = 0; i < st.sources.size(); ++i) {
+      for (const auto& [t, v] : st.sources[i](st.generated_until, until))
+        st.pending.emplace_back(t, st.read++, i, v);
     }
-    window->generated_until = until;
-    window->length *= 2.0;
+    std::sort(st.pending.begin(), st.pending.end());
+    size_t used = 0;
+    // Dates are delays since the previous event; changes at one time make one event.
+    while (used < st.pending.size() && std::get<0>(st.pending[used]) < until) {
+      const double t = std::get<0>(st.pending[used]);
+      for (; used < st.pending.size() && std::get<0>(st.pending[used]) == t; ++used)
+        st.factors[std::get<2>(st.pending[used])] = std::get<3>(st.pending[used]);
+      double value = normal;
+      for (double f : st.factors) value *= f;
+      if (t == 0.0) st.value = value;  // the resource was created with it
+      if (value == st.value) continue;
+      events.emplace_back(t - st.last_event, value);
+      st.last_event = t;
+      st.value = value;
+    }
+    st.pending.erase(st.pending.begin(), st.pending.begin() + static_cast<ptrdiff_t>(used));
+    if (st.last_event < until) {
+      events.emplace_back(until - st.last_event, st.value);
+      st.last_event = until;
+    }
+    st.generated_until = until;
+    st.length *= 2.0;
   };
   return simgrid::kernel::profile::ProfileBuilder::from_callback(name, more, -1);
+}
+
+// The product of the factors in force at time 0 (each replayed trace's first change is at 0).
+double initial_factor(const std::vector<std::vector<std::pair<double, double>>>& changes,
+                      int worker) {
+  return changes.empty() ? 1.0 : changes[worker].front().second;
 }
 
 class Simulation {
@@ -115,20 +176,13 @@ class Simulation {
       data_.test = first_rows(data_.test, spec.evaluation.test_samples);
     for (const auto& table : params_.tables) dims_.push_back(table.cols());
     workers_.resize(n_);
-    const StragglerConfig& g = spec.stragglers;
-    if (!g.trace_format.empty()) {
-      try {
-        replay_.emplace(read_pai_trace(g.trace_path), g.trace_mapping, g.trace_offset, n_,
-                        spec.seed);
-      } catch (const TraceError& e) {
-        throw InputError(std::string("'stragglers.trace.path': ") + e.what());
-      }
-    }
+    load_trace();
   }
 
   nlohmann::ordered_json run();
 
  private:
+  void load_trace();
   void build_platform();
   // Another tenant's work on `worker`'s host: it computes for duty x period of every period.
   void tenant(int worker);
@@ -182,20 +236,66 @@ class Simulation {
   int64_t messages_ = 0;
   SimulationCost& cost_;
   std::optional<TraceReplay> replay_;
+  // A usage trace: each worker's machine and its speed and bandwidth changes.
+  std::vector<std::string> usage_machines_;
+  std::vector<std::vector<std::pair<double, double>>> speed_changes_, bandwidth_changes_;
+  bool usage_wraps_ = false;
 };
+
+void Simulation::load_trace() {
+  const StragglerConfig& g = spec_.stragglers;
+  if (g.trace_format.empty()) return;
+  try {
+    if (g.trace_format == "pai") {
+      replay_.emplace(read_pai_trace(g.trace_path), g.trace_mapping, g.trace_machines,
+                      g.trace_offset, n_, spec_.seed);
+      return;
+    }
+    const UsageIndex index = index_usage_trace(g.trace_path, g.trace_format);
+    const std::vector<size_t> chosen =
+        assign_trace_series(index.machines, g.trace_mapping, g.trace_machines, n_, spec_.seed);
+    std::vector<std::string> wanted;
+    for (size_t i : chosen) {
+      usage_machines_.push_back(index.machines[i]);
+      if (std::find(wanted.begin(), wanted.end(), index.machines[i]) == wanted.end())
+        wanted.push_back(index.machines[i]);
+    }
+    usage_wraps_ = wanted.size() < chosen.size();
+    const UsageTrace trace = read_usage_trace(
+        g.trace_path, g.trace_format,
+        {g.trace_load_share, g.trace_min_speed, g.trace_net_share, g.trace_min_bandwidth}, wanted);
+    for (const std::string& machine : usage_machines_) {
+      const auto it = std::find_if(trace.machines.begin(), trace.machines.end(),
+                                   [&](const MachineUsage& m) { return m.machine == machine; });
+      speed_changes_.push_back(
+          replay_changes(it->speed, trace.first_time, g.trace_offset, g.trace_time_scale));
+      bandwidth_changes_.push_back(
+          replay_changes(it->bandwidth, trace.first_time, g.trace_offset, g.trace_time_scale));
+    }
+  } catch (const TraceError& e) {
+    throw InputError(std::string("'stragglers.trace': ") + e.what());
+  }
+}
 
 void Simulation::build_platform() {
   const ClusterSpec& c = spec_.cluster;
   auto* zone = sg4::create_star_zone("cluster");
   const StragglerConfig& g = spec_.stragglers;
   auto connect = [&](sg4::Host* host, int worker) {
-    auto* link = zone->create_split_duplex_link(host->get_name() + "-nic", c.nic_bandwidth)
-                     ->set_latency(c.nic_latency);
-    if (worker >= 0 && g.network_rate_per_s > 0.0) {
-      link->set_bandwidth_profile(episode_profile(
-          host->get_name() + "-network",
-          [g, worker](double h) { return network_episodes(g, worker, h); }, g.network_rate_per_s,
-          c.nic_bandwidth));
+    const double initial = worker >= 0 ? initial_factor(bandwidth_changes_, worker) : 1.0;
+    auto* link =
+        zone->create_split_duplex_link(host->get_name() + "-nic", c.nic_bandwidth * initial)
+            ->set_latency(c.nic_latency);
+    std::vector<ChangeSource> factors;
+    if (worker >= 0 && g.network_rate_per_s > 0.0)
+      factors.push_back(
+          episode_source([g, worker](double h) { return network_episodes(g, worker, h); }));
+    if (worker >= 0 && !bandwidth_changes_.empty())
+      factors.push_back(fixed_source(bandwidth_changes_[worker]));
+    if (!factors.empty()) {
+      link->set_bandwidth_profile(
+          product_profile(host->get_name() + "-network", std::move(factors), c.nic_bandwidth,
+                          g.network_rate_per_s > 0.0 ? 10.0 / g.network_rate_per_s : 10.0));
     }
     link->seal();
     zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
@@ -210,11 +310,16 @@ void Simulation::build_platform() {
     WorkerStats& s = workers_[w];
     s.persistent = persistent[w];
     s.speed = speeds[w] / persistent[w];
-    s.host = zone->create_host("worker-" + std::to_string(w), s.speed);
-    if (g.transient_rate_per_s > 0.0) {
-      s.host->set_speed_profile(episode_profile(
-          s.host->get_name() + "-episodes",
-          [g, w](double h) { return transient_episodes(g, w, h); }, g.transient_rate_per_s, 1.0));
+    const double initial = initial_factor(speed_changes_, w);
+    s.host = zone->create_host("worker-" + std::to_string(w), s.speed * initial);
+    std::vector<ChangeSource> factors;
+    if (g.transient_rate_per_s > 0.0)
+      factors.push_back(episode_source([g, w](double h) { return transient_episodes(g, w, h); }));
+    if (!speed_changes_.empty()) factors.push_back(fixed_source(speed_changes_[w]));
+    if (!factors.empty()) {
+      s.host->set_speed_profile(
+          product_profile(s.host->get_name() + "-speed", std::move(factors), 1.0 / initial,
+                          g.transient_rate_per_s > 0.0 ? 10.0 / g.transient_rate_per_s : 10.0));
     }
     s.host->seal();
     connect(s.host, w);
@@ -522,6 +627,9 @@ nlohmann::ordered_json Simulation::run() {
     workers.push_back(
         {{"worker", w},
          {"speed", s.speed},
+         // One step's compute on this host undisturbed (no noise, episodes or trace).
+         {"nominal_step_s", spec_.cost.flops_scale * model_.flops_per_sample() *
+                                static_cast<double>(spec_.training.local_batch) / s.speed},
          {"persistent_slowdown", s.persistent},
          {"colocated", static_cast<bool>(colocated[w])},
          {"steps", s.steps},
@@ -537,6 +645,10 @@ nlohmann::ordered_json Simulation::run() {
     doc["trace"] = {{"path", spec_.stragglers.trace_path},
                     {"assignment", replay_->assignment()},
                     {"wraps", replay_->wraps()}};
+  } else if (!usage_machines_.empty()) {
+    doc["trace"] = {{"path", spec_.stragglers.trace_path},
+                    {"assignment", usage_machines_},
+                    {"wraps", usage_wraps_}};
   }
   return doc;
 }

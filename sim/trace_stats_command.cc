@@ -1,30 +1,145 @@
-// gbasim trace-stats: what a simulated worker replaying a mini-batch-time trace will see.
+// gbasim trace-stats: what a simulated worker replaying a trace will see.
+#include <boost/algorithm/string/split.hpp>
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 
 #include "models/errors.h"
 #include "sim/commands.h"
 #include "sim/output.h"
 #include "traces/pai_trace.h"
+#include "traces/usage_trace.h"
 
 namespace gbasim {
 
 namespace po = boost::program_options;
 
+namespace {
+
+// "pai" or "generic" from a header line; "" when the file has neither header.
+std::string detect_format(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open");
+  std::string header;
+  std::getline(in, header);
+  if (header.find("batch_time_norm") != std::string::npos) return "pai";
+  if (header.find("speed_factor") != std::string::npos) return "generic";
+  return "";
+}
+
+void usage_trace_stats(const std::string& path, const std::string& format,
+                       const UsageMapping& mapping, const std::vector<std::string>& machines,
+                       double threshold, const std::string& json_path) {
+  UsageTrace trace;
+  try {
+    trace = read_usage_trace(path, format, mapping, machines);
+  } catch (const TraceError& e) {
+    throw InputError(e.what());
+  }
+  const UsageStats stats = usage_stats(trace, threshold);
+  std::printf("%s (%s): %zu machines, time %.0f..%.0f s, %lld rows, %lld invalid values (gaps)\n",
+              path.c_str(), format.c_str(), stats.machines.size(), stats.first_time,
+              stats.last_time, static_cast<long long>(trace.rows),
+              static_cast<long long>(trace.invalid_values));
+  std::printf(
+      "slowdown = 1 / speed factor (speed = max(%.2f, 1 - %.2f x cpu%%)); bandwidth "
+      "factor = max(%.2f, 1 - %.2f x net%%)\n",
+      mapping.min_speed, mapping.load_share, mapping.min_bandwidth, mapping.net_share);
+  std::printf(
+      "coefficient of variation of slowdowns across machines at one time: median %.3f, "
+      "p90 %.3f\n\n",
+      stats.cv_median, stats.cv_p90);
+  std::printf("%-16s %-8s %-8s %-8s %-8s %-10s %-10s\n", "machine", "samples", "p50", "p90", "max",
+              "bw p50", "bw min");
+  for (const auto& m : stats.machines) {
+    std::printf("%-16s %-8lld %-8.3f %-8.3f %-8.3f %-10.3f %-10.3f\n", m.machine.c_str(),
+                static_cast<long long>(m.speed_samples), m.slowdown_q50, m.slowdown_q90,
+                m.slowdown_max, m.bandwidth_q50, m.bandwidth_min);
+  }
+  std::printf("\nslow episodes (slowdown >= %.2f): %zu\n", threshold, stats.episodes.size());
+  if (!stats.episodes.empty())
+    std::printf("%-16s %-24s %-8s %-8s %-8s\n", "machine", "time (s)", "samples", "mean", "peak");
+  for (const auto& e : stats.episodes) {
+    char span[48];
+    std::snprintf(span, sizeof span, "%.0f..%.0f", e.first_time, e.last_time);
+    std::printf("%-16s %-24s %-8lld %-8.3f %-8.3f\n", e.machine.c_str(), span,
+                static_cast<long long>(e.samples), e.mean, e.peak);
+  }
+  if (json_path.empty()) return;
+  nlohmann::ordered_json doc;
+  doc["trace"] = path;
+  doc["format"] = format;
+  doc["rows"] = trace.rows;
+  doc["invalid_values"] = trace.invalid_values;
+  doc["time"] = {stats.first_time, stats.last_time};
+  doc["cv_across_machines"] = {{"median", stats.cv_median}, {"p90", stats.cv_p90}};
+  doc["machines"] = nlohmann::ordered_json::array();
+  for (const auto& m : stats.machines) {
+    doc["machines"].push_back({{"machine", m.machine},
+                               {"speed_samples", m.speed_samples},
+                               {"bandwidth_samples", m.bandwidth_samples},
+                               {"p50", m.slowdown_q50},
+                               {"p90", m.slowdown_q90},
+                               {"max", m.slowdown_max},
+                               {"bandwidth_p50", m.bandwidth_q50},
+                               {"bandwidth_min", m.bandwidth_min}});
+  }
+  doc["episodes"] = nlohmann::ordered_json::array();
+  for (const auto& e : stats.episodes) {
+    doc["episodes"].push_back({{"machine", e.machine},
+                               {"first_time", e.first_time},
+                               {"last_time", e.last_time},
+                               {"samples", e.samples},
+                               {"mean", e.mean},
+                               {"peak", e.peak}});
+  }
+  doc["series"] = nlohmann::ordered_json::array();
+  for (const MachineUsage& m : trace.machines) {
+    std::vector<double> slowdowns;
+    for (double v : m.speed.values) slowdowns.push_back(1.0 / v);
+    doc["series"].push_back({{"machine", m.machine},
+                             {"times", m.speed.times},
+                             {"slowdowns", slowdowns},
+                             {"bandwidth_times", m.bandwidth.times},
+                             {"bandwidth_factors", m.bandwidth.values}});
+  }
+  write_json_atomically(json_path, doc);
+}
+
+}  // namespace
+
 int run_trace_stats(const std::vector<std::string>& args) {
-  std::string path, json_path;
+  std::string path, json_path, format = "auto", machine_list;
   double threshold = 1.5;
+  UsageMapping mapping;
   po::options_description desc(
       "gbasim trace-stats FILE [options]\n\n"
-      "Per-worker slowdowns (time over the median worker at the same iteration) of an Alibaba\n"
-      "PAI mini-batch-time trace, their spread across workers, and straggler episodes\n\nOptions");
+      "What simulated workers replaying a trace will see. A PAI mini-batch-time trace: per-worker\n"
+      "slowdowns (time over the median worker's at the same iteration). A machine-usage trace\n"
+      "(Alibaba 2018 machine_usage, 2017 server_usage, generic host,time,speed_factor[,\n"
+      "bandwidth_factor]): per-machine slowdowns (1 / the speed left by co-located load) and\n"
+      "bandwidth factors over time. Both: their spread across workers and the slow episodes.\n\n"
+      "Options");
   desc.add_options()("help,h", "show this help")("trace", po::value(&path)->value_name("FILE"),
                                                  "the trace (CSV)")(
+      "format", po::value(&format)->default_value(format),
+      "auto (pai or generic, from the header), pai, alibaba-v2018, alibaba-v2017 or generic; the "
+      "Alibaba files have no header, so name their format")(
+      "machines", po::value(&machine_list)->value_name("ID,ID,..."),
+      "usage traces: only these machines (a full Alibaba file has thousands)")(
       "threshold", po::value(&threshold)->default_value(threshold),
-      "an episode is a run of a worker's consecutive samples at or above this slowdown")(
+      "an episode is a run of consecutive samples at or above this slowdown")(
+      "load-share", po::value(&mapping.load_share)->default_value(mapping.load_share),
+      "usage traces: speed = max(min-speed, 1 - load-share x cpu_util / 100)")(
+      "min-speed", po::value(&mapping.min_speed)->default_value(mapping.min_speed),
+      "usage traces: the least speed factor")(
+      "net-share", po::value(&mapping.net_share)->default_value(mapping.net_share),
+      "usage traces: bandwidth = max(min-bandwidth, 1 - net-share x max(net_in, net_out) / 100)")(
+      "min-bandwidth", po::value(&mapping.min_bandwidth)->default_value(mapping.min_bandwidth),
+      "usage traces: the least bandwidth factor")(
       "json", po::value(&json_path)->value_name("FILE"),
-      "also write the statistics, and every worker's slowdown series, as JSON (plot it with "
+      "also write the statistics, and every worker's or machine's series, as JSON (plot it with "
       "scripts/plot_trace.py)");
   po::positional_options_description positional;
   positional.add("trace", 1);
@@ -36,6 +151,31 @@ int run_trace_stats(const std::vector<std::string>& args) {
   }
   po::notify(vm);
   if (path.empty()) throw po::error("a trace FILE is required");
+  if (format == "auto") {
+    format = detect_format(path);
+    if (format.empty()) {
+      throw InputError(path +
+                       ": line 1 is neither a PAI header (batch_time_norm) nor a generic one "
+                       "(speed_factor); give --format alibaba-v2018 or alibaba-v2017 for a "
+                       "headerless Alibaba file");
+    }
+  }
+  if (format != "pai" && !is_usage_format(format))
+    throw po::error("--format must be auto, pai, alibaba-v2018, alibaba-v2017 or generic");
+  if (!(mapping.min_speed > 0.0 && mapping.min_speed <= 1.0) ||
+      !(mapping.min_bandwidth > 0.0 && mapping.min_bandwidth <= 1.0) || mapping.load_share < 0.0 ||
+      mapping.net_share < 0.0) {
+    throw po::error(
+        "--min-speed and --min-bandwidth must lie in (0, 1], the shares must not be "
+        "negative");
+  }
+  if (format != "pai") {
+    std::vector<std::string> machines;
+    if (!machine_list.empty())
+      boost::split(machines, machine_list, [](char ch) { return ch == ','; });
+    usage_trace_stats(path, format, mapping, machines, threshold, json_path);
+    return 0;
+  }
 
   PaiTrace trace;
   try {
@@ -84,7 +224,8 @@ int run_trace_stats(const std::vector<std::string>& args) {
                                  {"peak", e.peak}});
     }
     for (const WorkerSlowdowns& w : trace.workers) {
-      doc["series"].push_back({{"worker", w.worker}, {"iterations", w.iterations}, {"slowdowns", w.slowdowns}});
+      doc["series"].push_back(
+          {{"worker", w.worker}, {"iterations", w.iterations}, {"slowdowns", w.slowdowns}});
     }
     write_json_atomically(json_path, doc);
   }

@@ -117,7 +117,13 @@ void visit(V& v, ExperimentSpec& s) {
       v.field("format", g.trace_format);
       v.field("path", g.trace_path);
       v.field("mapping", g.trace_mapping);
+      v.field("machines", g.trace_machines);
       v.field("offset", g.trace_offset);
+      v.field("time_scale", g.trace_time_scale);
+      v.field("load_share", g.trace_load_share);
+      v.field("min_speed", g.trace_min_speed);
+      v.field("net_share", g.trace_net_share);
+      v.field("min_bandwidth", g.trace_min_bandwidth);
     });
   });
   v.section("evaluation", [&] {
@@ -144,6 +150,8 @@ const char* type_name() {
     return "a string";
   else if constexpr (std::is_same_v<T, std::vector<int>>)
     return "a list of integers";
+  else if constexpr (std::is_same_v<T, std::vector<std::string>>)
+    return "a list of strings";
   else
     return "a list of [count, value] pairs";
 }
@@ -164,6 +172,11 @@ bool has_type(const Json& j) {
     if (!j.is_array()) return false;
     for (const auto& e : j)
       if (!e.is_number_integer()) return false;
+    return true;
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    if (!j.is_array()) return false;
+    for (const auto& e : j)
+      if (!e.is_string()) return false;
     return true;
   } else {
     if (!j.is_array()) return false;

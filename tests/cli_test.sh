@@ -133,11 +133,53 @@ sys.exit(0 if abs(peak - 2.35) < 0.01 else 1)" "$work/job_1.json" \
   [ -s "$work/plots/job_1.png" ] || fail "plot_trace.py wrote no PNG"
   "$gbasim" run --spec "$work/tiny.json" --set stragglers.trace.format=pai --set "stragglers.trace.path=$pai/job_3_norm.csv" \
     -q --out "$work/replay.json" >/dev/null || fail "a run replaying job_3"
+  # The simulated compute times follow job_2 from iteration 101, as trace_check.py reads it.
+  "$gbasim" run --spec "$work/tiny.json" --set training.mode=async --set training.workers=12 \
+    --set simulation.timing_only=true --set cost.flops_scale=1e5 --set stragglers.persistent_fraction=0 --set stragglers.noise_cv=0 \
+    --set stragglers.transient_rate_per_s=0 --set stragglers.trace.format=pai \
+    --set "stragglers.trace.path=$pai/job_2_norm.csv" --set stragglers.trace.offset=100 \
+    -q --out "$work/check.json" >/dev/null 2>&1 || fail "a timing-only run replaying job_2"
+  check=$(/usr/bin/python3 "$scripts/trace_check.py" "$pai/job_2_norm.csv" "$work/check.json" 100) \
+    || fail "simulated step times do not follow job_2: $check"
 else
   echo "skipped: the PAI trace checks need ../shared/traces/alibaba-pai-minibatch beside the clone"
 fi
 msg=$("$gbasim" trace-stats "$work/tiny.json" 2>&1)
-grep -q "no 'worker' column in the header" <<<"$msg" || fail "trace-stats on a non-trace: $msg"
+grep -q "give --format alibaba-v2018" <<<"$msg" || fail "trace-stats on a non-trace: $msg"
+msg=$("$gbasim" trace-stats --format pai "$work/tiny.json" 2>&1)
+grep -q "no 'worker' column in the header" <<<"$msg" || fail "trace-stats --format pai on a non-trace: $msg"
+
+# A machine-usage trace (Alibaba 2018 layout, no header): three machines every 10 s.
+/usr/bin/python3 - "$work/usage.csv" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    for t in range(0, 400, 10):
+        for m, cpu in (("m_1", 20), ("m_2", 50 if 100 <= t < 200 else 20), ("m_3", 101)):
+            f.write(f"{m},{t},{cpu},80,,,{30 if m == 'm_2' else 10},5,3\n")
+PY
+stats=$("$gbasim" trace-stats --format alibaba-v2018 "$work/usage.csv" --threshold 1.9 --json "$work/usage-stats.json") \
+  || fail "trace-stats on a usage trace"
+grep -q "3 machines" <<<"$stats" || fail "trace-stats usage: $stats"
+grep -q "slow episodes (slowdown >= 1.90): 1" <<<"$stats" || fail "trace-stats must find m_2's episode: $stats"
+/usr/bin/python3 "$scripts/plot_trace.py" "$work/plots/usage" "$work/usage-stats.json" || fail "plot_trace.py on a usage trace"
+[ -s "$work/plots/usage.pdf" ] || fail "plot_trace.py wrote no PDF for a usage trace"
+"$gbasim" run --spec "$work/tiny.json" --set stragglers.trace.format=alibaba-v2018 --set "stragglers.trace.path=$work/usage.csv" \
+  --set stragglers.trace.time_scale=100 --set stragglers.trace.mapping=explicit --set 'stragglers.trace.machines=["m_2","m_1"]' \
+  -q --out "$work/usage-run.json" >/dev/null 2>&1 || fail "a run replaying a usage trace"
+/usr/bin/python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if d['trace']['assignment'][:2] == ['m_2', 'm_1'] else 1)" "$work/usage-run.json" \
+  || fail "the usage replay's assignment must follow the explicit mapping"
+msg=$("$gbasim" run --spec "$work/tiny.json" --set stragglers.trace.format=alibaba-v2018 --set "stragglers.trace.path=$work/usage.csv" \
+  --set stragglers.trace.mapping=explicit --set 'stragglers.trace.machines=["m_9"]' -q --out "$work/bad-usage.json" 2>&1)
+[ $? -ne 0 ] && grep -q "no 'm_9' in the trace" <<<"$msg" || fail "an unknown machine must be an error: $msg"
+[ ! -e "$work/bad-usage.json" ] || fail "a failed usage replay must write nothing"
+printf 'm_1,0,20,80,,,10,5,3\nm_1,10,20,80,,,10\n' >"$work/short.csv"
+msg=$("$gbasim" run --spec "$work/tiny.json" --set stragglers.trace.format=alibaba-v2018 --set "stragglers.trace.path=$work/short.csv" \
+  -q --out "$work/bad-usage.json" 2>&1)
+grep -q "short.csv:2: expected 9 columns, found 7" <<<"$msg" || fail "a short usage row must name file and line: $msg"
+[ ! -e "$work/bad-usage.json" ] || fail "a failed usage replay must write nothing"
 
 # Every shipped spec runs, on a small budget, and learns.
 specs=$(cd "$(dirname "$0")/../specs" && pwd)

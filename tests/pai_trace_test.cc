@@ -95,21 +95,27 @@ TEST(PaiTrace, StatsFindEpisodesAndSpread) {
 
 TEST(TraceReplay, MapsWorkersInOrderOrShuffledAndWraps) {
   const TempFile file(kTrace);
-  const TraceReplay in_order(read_pai_trace(file.path()), "in_order", 0, 5, 1);
+  const TraceReplay in_order(read_pai_trace(file.path()), "in_order", {}, 0, 5, 1);
   EXPECT_EQ(in_order.assignment(), (std::vector<int>{0, 1, 2, 0, 1}));
   EXPECT_TRUE(in_order.wraps());
   EXPECT_DOUBLE_EQ(in_order.slowdown(2, 0), 3.0);
   EXPECT_DOUBLE_EQ(in_order.slowdown(2, 5), 2.5);
-  const TraceReplay offset(read_pai_trace(file.path()), "in_order", 10, 3, 1);
+  const TraceReplay offset(read_pai_trace(file.path()), "in_order", {}, 10, 3, 1);
   EXPECT_DOUBLE_EQ(offset.slowdown(2, 0), 2.0);
-  const TraceReplay a(read_pai_trace(file.path()), "random", 0, 3, 7),
-      b(read_pai_trace(file.path()), "random", 0, 3, 7);
+  const TraceReplay a(read_pai_trace(file.path()), "random", {}, 0, 3, 7),
+      b(read_pai_trace(file.path()), "random", {}, 0, 3, 7);
   EXPECT_EQ(a.assignment(), b.assignment());
   std::vector<int> sorted = a.assignment();
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(sorted, (std::vector<int>{0, 1, 2}));
   EXPECT_FALSE(a.wraps());
-  EXPECT_THROW(TraceReplay(read_pai_trace(file.path()), "explicit", 0, 3, 1), TraceError);
+  EXPECT_THROW(TraceReplay(read_pai_trace(file.path()), "bogus", {}, 0, 3, 1), TraceError);
+  const TraceReplay chosen(read_pai_trace(file.path()), "explicit", {"2", "0"}, 0, 3, 1);
+  EXPECT_EQ(chosen.assignment(), (std::vector<int>{2, 0, 2}));
+  EXPECT_TRUE(chosen.wraps());
+  EXPECT_DOUBLE_EQ(chosen.slowdown(0, 0), 3.0);
+  EXPECT_THROW(TraceReplay(read_pai_trace(file.path()), "explicit", {"7"}, 0, 3, 1), TraceError);
+  EXPECT_THROW(TraceReplay(read_pai_trace(file.path()), "explicit", {}, 0, 3, 1), TraceError);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <iomanip>
 
 #include "models/layers.h"
 #include "models/synthetic.h"
@@ -217,6 +218,57 @@ TEST(Simulation, ReplayedTraceSetsEachWorkersStepTimes) {
   EXPECT_NEAR(even["compute_s"].get<double>(), nominal * even["steps"].get<double>(),
               1e-9 * nominal);
   EXPECT_EQ(result["trace"]["assignment"], nlohmann::json::array({0, 1, 2}));
+}
+
+// A usage trace (generic format) on a straggler-free platform: worker 1's machine gives half
+// the speed and half the bandwidth from the start, and a quarter of the speed from trace time
+// T on. Every step of sync's ring must take exactly what those factors say.
+TEST(Simulation, ReplayedUsageTraceSetsSpeedAndBandwidthOverTime) {
+  ExperimentSpec s = quiet_cluster(Mode::kSync, 2);
+  s.cost.update_flops_per_value = 0.0;
+  s.budget.max_samples = 2 * 64 * 6;
+  const SyntheticData data = generate_synthetic(s.data.synthetic);
+  const Model model(s.model, data.train.cardinalities, data.train.num_dense);
+  const double bandwidth = s.cluster.nic_bandwidth / 2, latency = 2.0 * s.cluster.nic_latency;
+  const double c = s.cost.flops_scale * model.flops_per_sample() * 64 / s.cluster.worker_speed;
+  const double dense_pass =
+      latency + 4.0 * static_cast<double>(model.num_dense_parameters()) / 2 / bandwidth;
+  ShardIterator shard0(data.train, 0, 2, s.seed), shard1(data.train, 1, 2, s.seed);
+  std::vector<double> sparse;  // the larger of the two workers' sparse bytes, per step
+  for (int k = 0; k < 6; ++k) {
+    sparse.push_back(
+        std::max(sparse_bytes(shard0.next(64), {1, 4}), sparse_bytes(shard1.next(64), {1, 4})));
+  }
+  auto comm = [&](int k) { return 2 * dense_pass + latency + sparse[k] / bandwidth; };
+  // Simulated seconds: in the middle of step 2's compute.
+  const double change = 2 * c + comm(0) + 2 * c + comm(1) + c;
+  const double time_scale = 4.0;  // trace seconds per simulated second
+
+  const std::string path = testing::TempDir() + "usage_replay.csv";
+  std::ofstream(path) << std::setprecision(17) << "host,time,speed_factor,bandwidth_factor\n"
+                      << "a,100,1,\nb,100,0.5,0.5\nb," << 100 + 8 + change * time_scale
+                      << ",0.25,\n";
+  s.stragglers.trace_format = "generic";
+  s.stragglers.trace_path = path;
+  s.stragglers.trace_offset = 8;
+  s.stragglers.trace_time_scale = time_scale;
+  const auto result = simulate(s);
+
+  // Worker 1's compute from t0: 2c per step before the change, 4c after.
+  auto slow_compute = [&](double t0) {
+    if (t0 + 2 * c <= change) return 2 * c;
+    if (t0 >= change) return 4 * c;
+    return (change - t0) + (1.0 - (change - t0) / (2 * c)) * 4 * c;
+  };
+  const auto& ends = result["workers"][0]["step_ends"];
+  ASSERT_EQ(ends.size(), 6u);
+  double t = 0.0;
+  for (int k = 0; k < 6; ++k) {
+    t += slow_compute(t) + comm(k);
+    EXPECT_NEAR(ends[k].get<double>(), t, 1e-9 * t) << "step " << k;
+  }
+  EXPECT_EQ(result["trace"]["assignment"], nlohmann::json::array({"a", "b"}));
+  EXPECT_FALSE(result["trace"]["wraps"].get<bool>());
 }
 
 class EveryMode : public ::testing::TestWithParam<Mode> {};

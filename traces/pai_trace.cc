@@ -1,31 +1,15 @@
 #include "traces/pai_trace.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <map>
-#include <random>
-#include <sstream>
+
+#include "traces/csv.h"
+#include "traces/trace_mapping.h"
 
 namespace gbasim {
 namespace {
-
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> cells;
-  std::stringstream in(line);
-  std::string cell;
-  while (std::getline(in, cell, ',')) cells.push_back(cell);
-  if (!line.empty() && line.back() == ',') cells.emplace_back();
-  return cells;
-}
-
-template <class T>
-bool parse_number(const std::string& text, T& out) {
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, out);
-  return ec == std::errc() && ptr == end;
-}
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -41,7 +25,7 @@ PaiTrace read_pai_trace(const std::string& path) {
   std::string line;
   if (!std::getline(in, line)) throw TraceError(path + ": empty file (a header is expected)");
   if (!line.empty() && line.back() == '\r') line.pop_back();
-  const std::vector<std::string> header = split_csv(line);
+  const std::vector<std::string> header = csv::split(line);
   auto column = [&](const std::string& name) {
     const auto it = std::find(header.begin(), header.end(), name);
     if (it == header.end()) throw TraceError(path + ":1: no '" + name + "' column in the header");
@@ -55,7 +39,7 @@ PaiTrace read_pai_trace(const std::string& path) {
   for (int64_t number = 2; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
-    const std::vector<std::string> cells = split_csv(line);
+    const std::vector<std::string> cells = csv::split(line);
     const std::string where = path + ":" + std::to_string(number) + ": ";
     if (cells.size() != header.size()) {
       throw TraceError(where + "expected " + std::to_string(header.size()) + " columns, found " +
@@ -63,11 +47,11 @@ PaiTrace read_pai_trace(const std::string& path) {
     }
     int worker = 0;
     int64_t iteration = 0;
-    if (!parse_number(cells[worker_col], worker) || worker < 0) {
+    if (!csv::parse_number(cells[worker_col], worker) || worker < 0) {
       throw TraceError(where + "worker must be a non-negative integer, got '" + cells[worker_col] +
                        "'");
     }
-    if (!parse_number(cells[time_col], iteration)) {
+    if (!csv::parse_number(cells[time_col], iteration)) {
       throw TraceError(where + "time (the iteration) must be an integer, got '" + cells[time_col] +
                        "'");
     }
@@ -77,7 +61,7 @@ PaiTrace read_pai_trace(const std::string& path) {
       ++trace.invalid_samples;
       continue;
     }
-    if (!parse_number(text, value))
+    if (!csv::parse_number(text, value))
       throw TraceError(where + "batch_time_norm is not a number: '" + text + "'");
     if (!(value > 0.0)) {
       ++trace.invalid_samples;
@@ -116,28 +100,26 @@ double slowdown_at(const WorkerSlowdowns& s, double iteration) {
   return s.slowdowns[lo] + t * (s.slowdowns[hi] - s.slowdowns[lo]);
 }
 
-TraceReplay::TraceReplay(PaiTrace trace, const std::string& mapping, int64_t offset, int workers,
+TraceReplay::TraceReplay(PaiTrace trace, const std::string& mapping,
+                         const std::vector<std::string>& chosen, double offset, int workers,
                          uint64_t seed)
-    : trace_(std::move(trace)), wraps_(static_cast<int>(trace_.workers.size()) < workers) {
-  std::vector<size_t> order(trace_.workers.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  if (mapping == "random") {
-    std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), 106u};
-    std::mt19937_64 rng(seq);
-    std::shuffle(order.begin(), order.end(), rng);
-  } else if (mapping != "in_order") {
-    throw TraceError("trace mapping must be in_order or random, got '" + mapping + "'");
-  }
-  start_ = offset + trace_.workers.front().iterations.front();
-  for (const auto& w : trace_.workers) start_ = std::min(start_, offset + w.iterations.front());
-  for (int w = 0; w < workers; ++w) {
-    series_.push_back(order[static_cast<size_t>(w) % order.size()]);
-    assignment_.push_back(trace_.workers[series_.back()].worker);
+    : trace_(std::move(trace)) {
+  std::vector<std::string> ids;
+  for (const auto& w : trace_.workers) ids.push_back(std::to_string(w.worker));
+  series_ = assign_trace_series(ids, mapping, chosen, workers, seed);
+  start_ = offset + static_cast<double>(trace_.workers.front().iterations.front());
+  for (const auto& w : trace_.workers)
+    start_ = std::min(start_, offset + static_cast<double>(w.iterations.front()));
+  std::vector<bool> used(trace_.workers.size(), false);
+  for (size_t s : series_) {
+    assignment_.push_back(trace_.workers[s].worker);
+    wraps_ = wraps_ || used[s];
+    used[s] = true;
   }
 }
 
 double TraceReplay::slowdown(int worker, int64_t step) const {
-  return slowdown_at(trace_.workers[series_.at(worker)], static_cast<double>(start_ + step));
+  return slowdown_at(trace_.workers[series_.at(worker)], start_ + static_cast<double>(step));
 }
 
 namespace {

@@ -37,23 +37,23 @@ PaiTrace read_pai_trace(const std::string& path);
 // value before the first, the last one's after the last (held).
 double slowdown_at(const WorkerSlowdowns& series, double iteration);
 
-// Simulated workers replaying trace workers: worker w takes trace worker assignment[w],
-// "in_order" (w mod T) or "random" (a seeded shuffle, then wrapping); its step k replays the
-// trace's slowdown at iteration (trace's first iteration) + offset + k.
+// Simulated workers replaying trace workers (traces/trace_mapping.h: in_order, random or
+// explicit, where `chosen` lists trace worker ids); worker w's step k replays its trace
+// worker's slowdown at iteration (the trace's first iteration) + offset + k.
 class TraceReplay {
  public:
-  TraceReplay(PaiTrace trace, const std::string& mapping, int64_t offset, int workers,
-              uint64_t seed);
+  TraceReplay(PaiTrace trace, const std::string& mapping, const std::vector<std::string>& chosen,
+              double offset, int workers, uint64_t seed);
   double slowdown(int worker, int64_t step) const;
   const std::vector<int>& assignment() const { return assignment_; }  // trace worker ids
-  bool wraps() const { return wraps_; }  // fewer trace workers than simulated ones
+  bool wraps() const { return wraps_; }  // some trace worker is replayed more than once
 
  private:
   PaiTrace trace_;
   std::vector<size_t> series_;  // index into trace_.workers, per simulated worker
   std::vector<int> assignment_;
-  int64_t start_;
-  bool wraps_;
+  double start_ = 0.0;
+  bool wraps_ = false;
 };
 
 // What a simulated worker replaying the trace will see.

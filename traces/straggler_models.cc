@@ -64,12 +64,27 @@ void validate(const StragglerConfig& c) {
           "must lie in [0, 1]");
   require(c.colocated_duty > 0.0 && c.colocated_duty < 1.0, "colocated_duty", "must lie in (0, 1)");
   require(c.colocated_period_s > 0.0, "colocated_period_s", "must be positive");
-  require(c.trace_format.empty() || c.trace_format == "pai", "trace.format",
-          "must be empty or pai");
-  require(c.trace_format.empty() || !c.trace_path.empty(), "trace.path", "must name a file");
-  require(c.trace_mapping == "in_order" || c.trace_mapping == "random", "trace.mapping",
-          "must be in_order or random");
-  require(c.trace_offset >= 0, "trace.offset", "must not be negative");
+  const std::string& f = c.trace_format;
+  require(f.empty() || f == "pai" || f == "alibaba-v2018" || f == "alibaba-v2017" || f == "generic",
+          "trace.format", "must be empty, pai, alibaba-v2018, alibaba-v2017 or generic");
+  require(f.empty() || !c.trace_path.empty(), "trace.path", "must name a file");
+  require(
+      c.trace_mapping == "in_order" || c.trace_mapping == "random" || c.trace_mapping == "explicit",
+      "trace.mapping", "must be in_order, random or explicit");
+  require(c.trace_mapping != "explicit" || !c.trace_machines.empty(), "trace.machines",
+          "must list the trace's workers or machines for an explicit mapping");
+  require(c.trace_machines.empty() || c.trace_mapping == "explicit", "trace.machines",
+          "is read only with mapping explicit");
+  require(c.trace_offset >= 0.0 && std::isfinite(c.trace_offset), "trace.offset",
+          "must not be negative");
+  require(c.trace_time_scale > 0.0 && std::isfinite(c.trace_time_scale), "trace.time_scale",
+          "must be positive");
+  require(c.trace_load_share >= 0.0, "trace.load_share", "must not be negative");
+  require(c.trace_min_speed > 0.0 && c.trace_min_speed <= 1.0, "trace.min_speed",
+          "must lie in (0, 1]");
+  require(c.trace_net_share >= 0.0, "trace.net_share", "must not be negative");
+  require(c.trace_min_bandwidth > 0.0 && c.trace_min_bandwidth <= 1.0, "trace.min_bandwidth",
+          "must lie in (0, 1]");
 }
 
 std::vector<double> persistent_slowdowns(const StragglerConfig& c, int workers) {

@@ -38,12 +38,24 @@ struct StragglerConfig {
   double colocated_fraction = 0.0;
   double colocated_duty = 0.5;
   double colocated_period_s = 0.1;
-  // Replay of a per-worker mini-batch-time trace (format "pai", traces/pai_trace.h), on top
-  // of the models above: each step's compute is also multiplied by the trace's slowdown.
-  std::string trace_format;  // "" (none) or "pai"
+  // Replay of a production trace, on top of the models above (docs/spec.md, "Trace replay").
+  // "pai": per-worker mini-batch times (traces/pai_trace.h), indexed by the worker's step:
+  // each step's compute is also multiplied by the trace's slowdown. "alibaba-v2018",
+  // "alibaba-v2017", "generic": per-machine usage (traces/usage_trace.h), indexed by time:
+  // the worker's host speed and link bandwidth follow its machine's factors.
+  std::string trace_format;  // "" (none), "pai", "alibaba-v2018", "alibaba-v2017", "generic"
   std::string trace_path;
-  std::string trace_mapping = "in_order";  // or "random"
-  int64_t trace_offset = 0;                // iterations to skip at the trace's start
+  std::string trace_mapping = "in_order";   // or "random", "explicit"
+  std::vector<std::string> trace_machines;  // explicit: the trace's worker or machine ids
+  // Where replay starts: iterations after the first (pai), or trace seconds after the
+  // trace's first time stamp (the usage formats).
+  double trace_offset = 0.0;
+  double trace_time_scale = 1.0;  // trace seconds per simulated second (the usage formats)
+  // Utilisation -> factors (traces/usage_trace.h, UsageMapping).
+  double trace_load_share = 1.0;
+  double trace_min_speed = 0.05;
+  double trace_net_share = 1.0;
+  double trace_min_bandwidth = 0.05;
   uint64_t seed = 1;
 };
 
