@@ -177,6 +177,8 @@ class Simulation {
     for (const auto& table : params_.tables) dims_.push_back(table.cols());
     workers_.resize(n_);
     load_trace();
+    if (spec.switching.enabled())
+      switcher_.emplace(spec.training, switch_policy(spec.switching), spec.training.mode);
   }
 
   nlohmann::ordered_json run();
@@ -189,13 +191,26 @@ class Simulation {
   // The budget is checked when an update is applied, so that all-reduce workers stop
   // together at a step boundary.
   bool should_stop() const { return stop_; }
-  // Blocks until the rule admits `worker` or the run stops; false when it stopped.
-  bool wait_for_admission(int worker, Admission& admission);
+  // The rule in force: the switching controller when there is one.
+  Admission admit(int worker) {
+    return switcher_ ? switcher_->admit(worker) : rule_->admit(worker);
+  }
+  std::optional<Gradient> receive(int worker, int64_t token, Gradient gradient);
+  int64_t global_step() const {
+    return switcher_ ? switcher_->global_step() : rule_->global_step();
+  }
+  Mode mode_now() const { return switcher_ ? switcher_->mode() : spec_.training.mode; }
+  // Blocks until the rule admits `worker` or the run stops; false when it stopped. `mode`
+  // is the mode in force at the admission.
+  bool wait_for_admission(int worker, Admission& admission, Mode& mode);
+  // Moves the model between the all-reduce workers and the parameter servers (a switch).
+  void move_model(const ModelMove& move);
   void gradient_for(int worker, Gradient& grad);
   void compute(int worker, int64_t step);
   void applied(const Gradient& update);
-  void worker_ps(int worker);
-  void worker_allreduce(int worker);
+  void worker(int worker);
+  void ps_step(int worker, int64_t step, const Admission& admission, Gradient& grad);
+  void allreduce_step(int worker, int64_t step, const Admission& admission, Gradient& grad);
   void parameter_server();
   void evaluator();
   void evaluate_now();
@@ -215,6 +230,7 @@ class Simulation {
   Parameters params_;
   Optimizer optimizer_;
   std::unique_ptr<UpdateRule> rule_;
+  std::optional<SwitchingController> switcher_;  // when training.switching is enabled
   int n_;
   int64_t max_samples_;
   std::vector<ShardIterator> shards_;
@@ -240,6 +256,11 @@ class Simulation {
   std::vector<std::string> usage_machines_;
   std::vector<std::vector<std::pair<double, double>>> speed_changes_, bandwidth_changes_;
   bool usage_wraps_ = false;
+  // Switching: a model move in progress holds every admission back.
+  bool moving_ = false;
+  std::optional<ModelMove> owed_move_;  // taken from the controller, to be made
+  nlohmann::ordered_json moves_ = nlohmann::ordered_json::array();
+  nlohmann::ordered_json status_ = nlohmann::ordered_json::array();  // [time, mode, ratio]
 };
 
 void Simulation::load_trace() {
@@ -334,16 +355,61 @@ void Simulation::build_platform() {
   zone->seal();
 }
 
-bool Simulation::wait_for_admission(int worker, Admission& admission) {
+bool Simulation::wait_for_admission(int worker, Admission& admission, Mode& mode) {
   const double start = sg4::Engine::get_clock();
   std::unique_lock lock(*mutex_);
   while (!should_stop()) {
-    admission = rule_->admit(worker);
-    if (admission.admitted) break;
+    if (!moving_) {
+      admission = admit(worker);
+      if (admission.admitted) break;
+    }
     updated_->wait(lock);
   }
+  mode = mode_now();
   workers_[worker].wait_s += sg4::Engine::get_clock() - start;
   return admission.admitted && !should_stop();
+}
+
+// Called under the mutex. A switch that this gradient completes leaves a model move owed,
+// which the calling actor makes (move_model) before anyone is admitted again.
+std::optional<Gradient> Simulation::receive(int worker, int64_t token, Gradient gradient) {
+  if (!switcher_) return rule_->receive(worker, token, std::move(gradient));
+  std::optional<Gradient> update = switcher_->receive(worker, token, std::move(gradient));
+  if (auto move = switcher_->take_model_move()) {
+    moving_ = true;
+    owed_move_ = move;
+  }
+  return update;
+}
+
+// The model goes whole: from worker 0 (every all-reduce worker holds it) to the server
+// shards, each taking its share; or from the shards to every worker.
+void Simulation::move_model(const ModelMove& move) {
+  double values = static_cast<double>(dense_values_);
+  for (const auto& table : params_.tables) values += static_cast<double>(table.size());
+  const double bytes = 4.0 * values;
+  const double start = sg4::Engine::get_clock();
+  const int shards = static_cast<int>(ps_hosts_.size());
+  std::vector<sg4::CommPtr> comms;
+  const bool to_servers = move.direction == ModelMove::Direction::kToParameterServers;
+  for (int p = 0; p < shards; ++p) {
+    if (to_servers) {
+      comms.push_back(sg4::Comm::sendto_async(workers_[0].host, ps_hosts_[p], bytes / shards));
+    } else {
+      for (int w = 0; w < n_; ++w)
+        comms.push_back(sg4::Comm::sendto_async(ps_hosts_[p], workers_[w].host, bytes / shards));
+    }
+  }
+  for (auto& comm : comms) comm->wait();
+  messages_ += static_cast<int64_t>(comms.size());
+  moves_.push_back({{"global_step", move.global_step},
+                    {"direction", to_servers ? "to_parameter_servers" : "to_workers"},
+                    {"start", start},
+                    {"end", sg4::Engine::get_clock()},
+                    {"bytes", bytes * (to_servers ? 1 : n_)}});
+  std::unique_lock lock(*mutex_);
+  moving_ = false;
+  updated_->notify_all();
 }
 
 // The real gradient of the worker's next batch, or in timing-only mode just its rows (the
@@ -388,49 +454,64 @@ void Simulation::applied(const Gradient& update) {
   updated_->notify_all();
 }
 
-// admit, pull, compute, push: the gradient is computed at admission on the parameters of
-// the token, since the pull returns exactly those parameters.
-void Simulation::worker_ps(int w) {
+// One worker's steps, each in the mode in force when it is admitted.
+void Simulation::worker(int w) {
   WorkerStats& me = workers_[w];
-  const int shards = static_cast<int>(ps_hosts_.size());
-  auto* ps = sg4::Mailbox::by_name("ps");
   Gradient grad;
   for (int64_t step = 0;; ++step) {
     Admission admission;
-    if (!wait_for_admission(w, admission)) break;
-    gradient_for(w, grad);
-
-    double start = sg4::Engine::get_clock();
-    const std::vector<double> pull = shard_bytes(grad, dense_values_, dims_, shards, 4.0, 0.0);
-    const std::vector<double> request = shard_bytes(grad, dense_values_, dims_, shards, 0.0, 8.0);
-    std::vector<sg4::CommPtr> comms;
-    for (int p = 0; p < shards; ++p)
-      comms.push_back(sg4::Comm::sendto_async(me.host, ps_hosts_[p], kControlBytes + request[p]));
-    for (auto& comm : comms) comm->wait();
-    comms.clear();
-    for (int p = 0; p < shards; ++p)
-      comms.push_back(sg4::Comm::sendto_async(ps_hosts_[p], me.host, pull[p]));
-    messages_ += 3 * shards + 2;  // requests, pulls, pushes, the notice and its acknowledgement
-    for (auto& comm : comms) comm->wait();
-    me.comm_s += sg4::Engine::get_clock() - start;
-
-    compute(w, step);
-
-    start = sg4::Engine::get_clock();
-    const std::vector<double> push = shard_bytes(grad, dense_values_, dims_, shards, 4.0, 8.0);
-    comms.clear();
-    for (int p = 0; p < shards; ++p)
-      comms.push_back(sg4::Comm::sendto_async(me.host, ps_hosts_[p], push[p]));
-    for (auto& comm : comms) comm->wait();
-    // The push returns when the server has taken the gradient in (its acknowledgement), so
-    // the worker is never admitted again while its token is still out.
-    ps->put(new Arrival{w, admission.token, std::move(grad)}, kControlBytes);
-    acks_[w]->get_unique<int>();
+    Mode mode;
+    if (!wait_for_admission(w, admission, mode)) break;
+    const double compute_before = me.compute_s;
+    if (mode == Mode::kSync)
+      allreduce_step(w, step, admission, grad);
+    else
+      ps_step(w, step, admission, grad);
     grad = Gradient{};
-    me.comm_s += sg4::Engine::get_clock() - start;
     ++me.steps;
     me.step_ends.push_back(sg4::Engine::get_clock());
+    if (switcher_) {
+      std::unique_lock lock(*mutex_);
+      switcher_->observe_step(w, me.compute_s - compute_before, sg4::Engine::get_clock());
+    }
   }
+}
+
+// pull, compute, push: the gradient is computed at admission on the parameters of the
+// token, since the pull returns exactly those parameters.
+void Simulation::ps_step(int w, int64_t step, const Admission& admission, Gradient& grad) {
+  WorkerStats& me = workers_[w];
+  const int shards = static_cast<int>(ps_hosts_.size());
+  auto* ps = sg4::Mailbox::by_name("ps");
+  gradient_for(w, grad);
+
+  double start = sg4::Engine::get_clock();
+  const std::vector<double> pull = shard_bytes(grad, dense_values_, dims_, shards, 4.0, 0.0);
+  const std::vector<double> request = shard_bytes(grad, dense_values_, dims_, shards, 0.0, 8.0);
+  std::vector<sg4::CommPtr> comms;
+  for (int p = 0; p < shards; ++p)
+    comms.push_back(sg4::Comm::sendto_async(me.host, ps_hosts_[p], kControlBytes + request[p]));
+  for (auto& comm : comms) comm->wait();
+  comms.clear();
+  for (int p = 0; p < shards; ++p)
+    comms.push_back(sg4::Comm::sendto_async(ps_hosts_[p], me.host, pull[p]));
+  messages_ += 3 * shards + 2;  // requests, pulls, pushes, the notice and its acknowledgement
+  for (auto& comm : comms) comm->wait();
+  me.comm_s += sg4::Engine::get_clock() - start;
+
+  compute(w, step);
+
+  start = sg4::Engine::get_clock();
+  const std::vector<double> push = shard_bytes(grad, dense_values_, dims_, shards, 4.0, 8.0);
+  comms.clear();
+  for (int p = 0; p < shards; ++p)
+    comms.push_back(sg4::Comm::sendto_async(me.host, ps_hosts_[p], push[p]));
+  for (auto& comm : comms) comm->wait();
+  // The push returns when the server has taken the gradient in (its acknowledgement), so
+  // the worker is never admitted again while its token is still out.
+  ps->put(new Arrival{w, admission.token, std::move(grad)}, kControlBytes);
+  acks_[w]->get_unique<int>();
+  me.comm_s += sg4::Engine::get_clock() - start;
 }
 
 // Gradients are taken in one at a time. An update becomes visible at once (so that every
@@ -444,8 +525,13 @@ void Simulation::parameter_server() {
     std::optional<Gradient> update;
     {
       std::unique_lock lock(*mutex_);
-      update = rule_->receive(arrival->worker, arrival->token, std::move(arrival->gradient));
+      update = receive(arrival->worker, arrival->token, std::move(arrival->gradient));
       if (update) applied(*update);
+    }
+    if (owed_move_) {  // the last gradient in flight of a switch back to sync
+      const ModelMove move = *owed_move_;
+      owed_move_.reset();
+      move_model(move);
     }
     if (update) {
       const double flops = spec_.cost.update_flops_per_value *
@@ -459,42 +545,37 @@ void Simulation::parameter_server() {
   }
 }
 
-// admit, compute, ring all-reduce of the dense gradient (2(N - 1) steps of size / N) and
-// ring all-gather of the sparse rows (N - 1 steps), local optimizer work, then the step.
-void Simulation::worker_allreduce(int w) {
+// compute, ring all-reduce of the dense gradient (2(N - 1) steps of size / N) and ring
+// all-gather of the sparse rows (N - 1 steps), local optimizer work, then the step.
+void Simulation::allreduce_step(int w, int64_t step, const Admission& admission, Gradient& grad) {
   WorkerStats& me = workers_[w];
-  Gradient grad;
-  for (int64_t step = 0;; ++step) {
-    Admission admission;
-    if (!wait_for_admission(w, admission)) break;
-    gradient_for(w, grad);
-    sparse_bytes_[w] = total(shard_bytes(grad, 0, dims_, 1, 4.0, 8.0));
-    compute(w, step);
+  gradient_for(w, grad);
+  sparse_bytes_[w] = total(shard_bytes(grad, 0, dims_, 1, 4.0, 8.0));
+  compute(w, step);
 
-    const double start = sg4::Engine::get_clock();
-    if (n_ > 1) {
-      auto* next = ring_[(w + 1) % n_];
-      auto pass = [&](double bytes) {
-        auto send = next->put_async(new int(w), bytes);
-        ring_[w]->get_unique<int>();
-        send->wait();
-      };
-      const double chunk = 4.0 * static_cast<double>(dense_values_) / n_;
-      for (int i = 0; i < 2 * (n_ - 1); ++i) pass(chunk);
-      for (int i = 0; i < n_ - 1; ++i) pass(sparse_bytes_[(w - i + n_) % n_]);
-      messages_ += 3 * (n_ - 1);
-    }
-    me.comm_s += sg4::Engine::get_clock() - start;
-    sg4::this_actor::execute(spec_.cost.update_flops_per_value *
-                             static_cast<double>(updated_values(grad, dense_values_, dims_)));
-    {
-      std::unique_lock lock(*mutex_);
-      if (auto update = rule_->receive(w, admission.token, std::move(grad))) applied(*update);
-    }
-    grad = Gradient{};
-    ++me.steps;
-    me.step_ends.push_back(sg4::Engine::get_clock());
+  const double start = sg4::Engine::get_clock();
+  if (n_ > 1) {
+    auto* next = ring_[(w + 1) % n_];
+    auto pass = [&](double bytes) {
+      auto send = next->put_async(new int(w), bytes);
+      ring_[w]->get_unique<int>();
+      send->wait();
+    };
+    const double chunk = 4.0 * static_cast<double>(dense_values_) / n_;
+    for (int i = 0; i < 2 * (n_ - 1); ++i) pass(chunk);
+    for (int i = 0; i < n_ - 1; ++i) pass(sparse_bytes_[(w - i + n_) % n_]);
+    messages_ += 3 * (n_ - 1);
   }
+  me.comm_s += sg4::Engine::get_clock() - start;
+  sg4::this_actor::execute(spec_.cost.update_flops_per_value *
+                           static_cast<double>(updated_values(grad, dense_values_, dims_)));
+  std::optional<ModelMove> move;
+  {
+    std::unique_lock lock(*mutex_);
+    if (auto update = receive(w, admission.token, std::move(grad))) applied(*update);
+    move.swap(owed_move_);
+  }
+  if (move) move_model(*move);  // the last gradient of the sync step before a switch
 }
 
 void Simulation::tenant(int w) {
@@ -510,8 +591,11 @@ void Simulation::evaluate_now() {
   const auto start = std::chrono::steady_clock::now();
   const Evaluation e = evaluate(model_, params_, data_.test);
   cost_.evaluation_s += seconds_since(start);
-  const ProgressPoint point{sg4::Engine::get_clock(), rule_->global_step(), applied_samples_, e.auc,
+  const ProgressPoint point{sg4::Engine::get_clock(), global_step(), applied_samples_, e.auc,
                             e.logloss};
+  if (switcher_) {
+    status_.push_back({point.time, mode_name(switcher_->mode()), switcher_->straggler_ratio()});
+  }
   curve_.push_back(point);
   if (time_to_auc_ < 0.0 && e.auc >= spec_.evaluation.target_auc) time_to_auc_ = point.time;
   if (on_point_) on_point_(point);
@@ -528,20 +612,14 @@ nlohmann::ordered_json Simulation::run() {
   build_platform();
   mutex_ = sg4::Mutex::create();
   updated_ = sg4::ConditionVariable::create();
-  const bool allreduce = spec_.training.mode == Mode::kSync;
+  const bool allreduce = spec_.training.mode == Mode::kSync && !switcher_;
   sparse_bytes_.assign(n_, 0.0);
   for (int w = 0; w < n_; ++w) {
     ring_.push_back(sg4::Mailbox::by_name("ring-" + std::to_string(w)));
     acks_.push_back(sg4::Mailbox::by_name("ack-" + std::to_string(w)));
   }
   for (int w = 0; w < n_; ++w) {
-    if (allreduce) {
-      sg4::Actor::create("worker-" + std::to_string(w), workers_[w].host,
-                         [this, w] { worker_allreduce(w); });
-    } else {
-      sg4::Actor::create("worker-" + std::to_string(w), workers_[w].host,
-                         [this, w] { worker_ps(w); });
-    }
+    sg4::Actor::create("worker-" + std::to_string(w), workers_[w].host, [this, w] { worker(w); });
   }
   if (!allreduce)
     sg4::Actor::create("ps", ps_hosts_[0], [this] { parameter_server(); })->daemonize();
@@ -562,12 +640,12 @@ nlohmann::ordered_json Simulation::run() {
   cost_.wall_s = seconds_since(start);
   cost_.messages = messages_;
   if (!timing_only_ && (curve_.back().time < sg4::Engine::get_clock() ||
-                        curve_.back().global_step != rule_->global_step())) {
+                        curve_.back().global_step != global_step())) {
     evaluate_now();
   }
   // Timing-only runs have no snapshots: the curve ends with the clock alone.
   const ProgressPoint last = timing_only_
-                                 ? ProgressPoint{sg4::Engine::get_clock(), rule_->global_step(),
+                                 ? ProgressPoint{sg4::Engine::get_clock(), global_step(),
                                                  applied_samples_, std::nan(""), std::nan("")}
                                  : curve_.back();
   for (const auto& w : workers_) {
@@ -575,7 +653,7 @@ nlohmann::ordered_json Simulation::run() {
       throw std::logic_error("simulation: workers ended out of step");
   }
 
-  const RuleMetrics& m = rule_->metrics();
+  const RuleMetrics m = switcher_ ? switcher_->metrics() : rule_->metrics();
   double staleness_sum = 0.0;
   nlohmann::ordered_json histogram = nlohmann::ordered_json::array();
   for (auto [staleness, count] : m.staleness) {
@@ -594,7 +672,7 @@ nlohmann::ordered_json Simulation::run() {
       timing_only_ ? nlohmann::ordered_json() : nlohmann::ordered_json(last.logloss);
   if (data_.bayes_auc) summary["bayes_auc"] = *data_.bayes_auc;
   summary["simulated_time"] = last.time;
-  summary["global_steps"] = rule_->global_step();
+  summary["global_steps"] = global_step();
   summary["samples"] = applied_samples_;
   summary["mean_staleness"] =
       m.gradients_received > 0 ? staleness_sum / static_cast<double>(m.gradients_received) : 0.0;
@@ -649,6 +727,22 @@ nlohmann::ordered_json Simulation::run() {
     doc["trace"] = {{"path", spec_.stragglers.trace_path},
                     {"assignment", usage_machines_},
                     {"wraps", usage_wraps_}};
+  }
+  if (switcher_) {
+    nlohmann::ordered_json events = nlohmann::ordered_json::array();
+    for (const SwitchEvent& e : switcher_->events()) {
+      events.push_back({{"global_step", e.global_step},
+                        {"time", e.time},
+                        {"from", mode_name(e.from)},
+                        {"to", mode_name(e.to)},
+                        {"reason", e.reason},
+                        {"straggler_ratio", e.straggler_ratio}});
+    }
+    doc["switching"] = {{"initial_mode", mode_name(spec_.training.mode)},
+                        {"final_mode", mode_name(switcher_->mode())},
+                        {"events", events},
+                        {"moves", moves_},
+                        {"status", status_}};
   }
   return doc;
 }

@@ -1,5 +1,6 @@
 #include "spec/spec.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -78,6 +79,16 @@ void visit(V& v, ExperimentSpec& s) {
       v.field("dropped_count", t.gba.dropped_count);
       v.field("normalize_by_weights", t.gba.normalize_by_weights);
     });
+    v.section("switching", [&] {
+      SwitchingSpec& w = s.switching;
+      v.field("at_steps", w.at_steps);
+      v.field("at_times", w.at_times);
+      v.field("automatic", w.automatic);
+      v.field("window", w.window);
+      v.field("to_gba_ratio", w.to_gba_ratio);
+      v.field("to_sync_ratio", w.to_sync_ratio);
+      v.field("min_steps_between", w.min_steps_between);
+    });
   });
   v.section("cluster", [&] {
     ClusterSpec& c = s.cluster;
@@ -152,6 +163,8 @@ const char* type_name() {
     return "a list of integers";
   else if constexpr (std::is_same_v<T, std::vector<std::string>>)
     return "a list of strings";
+  else if constexpr (std::is_same_v<T, std::vector<std::pair<double, std::string>>>)
+    return "a list of [number, mode] pairs";
   else
     return "a list of [count, value] pairs";
 }
@@ -177,6 +190,12 @@ bool has_type(const Json& j) {
     if (!j.is_array()) return false;
     for (const auto& e : j)
       if (!e.is_string()) return false;
+    return true;
+  } else if constexpr (std::is_same_v<T, std::vector<std::pair<double, std::string>>>) {
+    if (!j.is_array()) return false;
+    for (const auto& e : j) {
+      if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_string()) return false;
+    }
     return true;
   } else {
     if (!j.is_array()) return false;
@@ -294,6 +313,43 @@ class Writer {
   nlohmann::ordered_json* current_ = &doc;
 };
 
+}  // namespace
+
+SwitchPolicy switch_policy(const SwitchingSpec& spec) {
+  SwitchPolicy p;
+  auto mode = [](const std::string& key, size_t i, const std::string& name) {
+    try {
+      return parse_mode(name);
+    } catch (const InputError& e) {
+      throw InputError("'training.switching." + key + "[" + std::to_string(i) + "]' " + e.what());
+    }
+  };
+  for (size_t i = 0; i < spec.at_steps.size(); ++i) {
+    const double step = spec.at_steps[i].first;
+    if (!(step >= 0.0) || step != std::floor(step)) {
+      throw InputError("'training.switching.at_steps[" + std::to_string(i) +
+                       "]' the step must be a non-negative integer");
+    }
+    p.at_steps.push_back(
+        {static_cast<int64_t>(step), mode("at_steps", i, spec.at_steps[i].second)});
+  }
+  for (size_t i = 0; i < spec.at_times.size(); ++i) {
+    if (!(spec.at_times[i].first >= 0.0)) {
+      throw InputError("'training.switching.at_times[" + std::to_string(i) +
+                       "]' the time must not be negative");
+    }
+    p.at_times.push_back({spec.at_times[i].first, mode("at_times", i, spec.at_times[i].second)});
+  }
+  p.automatic = spec.automatic;
+  p.window = spec.window;
+  p.to_gba_ratio = spec.to_gba_ratio;
+  p.to_sync_ratio = spec.to_sync_ratio;
+  p.min_steps_between = spec.min_steps_between;
+  return p;
+}
+
+namespace {
+
 void check_semantics(const ExperimentSpec& s, const std::string& source) {
   auto fail = [&](const std::string& key, const std::string& what) {
     throw InputError(source + ": '" + key + "' " + what);
@@ -302,6 +358,14 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
     validate(s.data.synthetic);
     validate(s.training);
     validate(s.stragglers);
+    if (s.switching.enabled()) {
+      const SwitchPolicy policy = switch_policy(s.switching);
+      try {
+        SwitchingController check(s.training, policy, s.training.mode);
+      } catch (const InputError& e) {
+        throw InputError(std::string("training.") + e.what());  // "training.switching: ..."
+      }
+    }
   } catch (const InputError& e) {
     throw InputError(source + ": " + e.what());
   } catch (const std::invalid_argument& e) {

@@ -12,6 +12,7 @@
 #include "models/model.h"
 #include "models/optimizer.h"
 #include "spec/data.h"
+#include "strategies/switching.h"
 #include "strategies/update_rule.h"
 #include "traces/straggler_models.h"
 
@@ -51,6 +52,25 @@ struct BudgetSpec {
   double max_time_s = 0.0;  // simulated seconds; 0: no limit
 };
 
+// Switching modes during a run (strategies/switching.h, docs/gba.md "Switching"). The run
+// starts in training.mode.
+struct SwitchingSpec {
+  // Scheduled: [global step, mode] and [simulated seconds, mode] pairs.
+  std::vector<std::pair<double, std::string>> at_steps, at_times;
+  // Automatic sync <-> GBA from the straggler ratio (max / median of the workers' recent
+  // compute times per step).
+  bool automatic = false;
+  int window = 10;
+  double to_gba_ratio = 1.5;
+  double to_sync_ratio = 1.2;
+  int64_t min_steps_between = 50;
+
+  bool enabled() const { return automatic || !at_steps.empty() || !at_times.empty(); }
+};
+
+// The controller's policy; throws InputError naming the first bad entry.
+SwitchPolicy switch_policy(const SwitchingSpec& spec);
+
 struct SimulationSpec {
   // Timing only: no gradient math, no optimizer, no evaluation; message sizes still come
   // from each batch's rows. For measuring how the simulator scales.
@@ -63,6 +83,7 @@ struct ExperimentSpec {
   ModelConfig model;
   OptimizerConfig optimizer;
   RuleConfig training;
+  SwitchingSpec switching;  // read under training.switching
   ClusterSpec cluster;
   CostSpec cost;
   StragglerConfig stragglers;

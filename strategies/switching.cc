@@ -30,16 +30,10 @@ RuleConfig with_mode(RuleConfig config, Mode mode) {
 SwitchingController::SwitchingController(const RuleConfig& config, const SwitchPolicy& policy,
                                          Mode initial)
     : config_(config), policy_(policy), mode_(initial), step_times_(config.num_workers) {
-  if (initial != Mode::kSync && initial != Mode::kGBA) {
-    throw InputError("switching: the initial mode must be sync or gba, not '" + mode_name(initial) +
-                     "'");
+  if (policy.automatic && initial != Mode::kSync && initial != Mode::kGBA) {
+    throw InputError("switching: automatic switching starts in sync or gba, not '" +
+                     mode_name(initial) + "'");
   }
-  for (const auto& s : policy.at_steps)
-    if (s.mode != Mode::kSync && s.mode != Mode::kGBA)
-      throw InputError("switching: 'at_steps' modes must be sync or gba");
-  for (const auto& t : policy.at_times)
-    if (t.mode != Mode::kSync && t.mode != Mode::kGBA)
-      throw InputError("switching: 'at_times' modes must be sync or gba");
   if (policy.window < 1) throw InputError("switching: 'window' must be at least 1");
   if (!(policy.to_sync_ratio >= 1.0 && policy.to_sync_ratio < policy.to_gba_ratio)) {
     throw InputError("switching: need 1 <= 'to_sync_ratio' < 'to_gba_ratio'");
@@ -146,9 +140,12 @@ void SwitchingController::complete_switch() {
   add_metrics(finished_, rule_->metrics());
   rule_ = make_rule(with_mode(config_, to));
   rule_->resume_at(step);
-  move_ = ModelMove{to == Mode::kGBA ? ModelMove::Direction::kToParameterServers
-                                     : ModelMove::Direction::kToWorkers,
-                    step};
+  // Only a change of transport moves the model: between two server modes it stays put.
+  if (mode_ == Mode::kSync || to == Mode::kSync) {
+    move_ = ModelMove{to == Mode::kSync ? ModelMove::Direction::kToWorkers
+                                        : ModelMove::Direction::kToParameterServers,
+                      step};
+  }
   mode_ = to;
   pending_.reset();
   draining_ = false;

@@ -1,15 +1,17 @@
-// Tuning-free switching between sync and GBA during one run. The controller stands where
-// a rule stands (admit / receive / lose_token) and swaps the rule underneath at a switch.
-// Parameters and optimizer state belong to the driver and are never touched here: the
-// learning rate and the global batch G stay as they are.
+// Tuning-free switching between modes during one run: sync <-> GBA (scheduled or automatic),
+// and, scheduled, from sync to any server mode and back (async, SSP, backup workers). The
+// controller stands where a rule stands (admit / receive / lose_token) and swaps the rule
+// underneath at a switch. Parameters and optimizer state belong to the driver and are never touched
+// here: the learning rate and the global batch G stay as they are.
 //
 // Protocol (docs/gba.md, "Switching"):
-//   sync -> GBA: the request takes effect when the sync step in progress is applied; then
-//     the model moves from the all-reduce workers to the parameter servers.
-//   GBA -> sync: the GBA step in progress is completed (admissions go on until its global
-//     batch is full); once it is applied, admissions stop and gradients still in flight are
-//     discarded as they arrive (counted as dropped); when none is left, the model moves
-//     back to every worker and sync resumes.
+//   sync -> GBA (or another server mode): the request takes effect when the sync step in
+//     progress is applied; then the model moves from the all-reduce workers to the
+//     parameter servers.
+//   GBA (or another server mode) -> any mode: the step in progress is completed (for GBA,
+//     admissions go on until its global batch is full); once it is applied, admissions stop
+//     and gradients still in flight are discarded as they arrive (counted as dropped); when
+//     none is left, the new rule starts; to sync, the model first moves back to every worker.
 // The global step continues across a switch.
 #pragma once
 
@@ -64,7 +66,8 @@ struct SwitchEvent {
 
 class SwitchingController {
  public:
-  // `config` configures both rules (its mode is ignored); `initial` is sync or gba.
+  // `config` configures every rule (its mode is ignored). Automatic switching goes between
+  // sync and GBA and must start in one of them; scheduled switches may name any mode.
   SwitchingController(const RuleConfig& config, const SwitchPolicy& policy, Mode initial);
 
   Admission admit(int worker);

@@ -271,6 +271,65 @@ TEST(Simulation, ReplayedUsageTraceSetsSpeedAndBandwidthOverTime) {
   EXPECT_FALSE(result["trace"]["wraps"].get<bool>());
 }
 
+// Scheduled sync -> GBA -> sync on a quiet cluster: the switches happen at the steps asked,
+// and each model move takes what moving the whole model over the links costs (CM02).
+TEST(Simulation, ScheduledSwitchesMoveTheModelAndKeepTraining) {
+  ExperimentSpec s = quiet_cluster(Mode::kSync, 3);
+  s.switching.at_steps = {{3, "gba"}, {8, "sync"}};
+  s.budget.max_samples = 64 * 3 * 12;
+  s.evaluation.interval_s = 1e-4;
+  const auto result = simulate(s);
+  const auto& sw = result["switching"];
+  ASSERT_EQ(sw["events"].size(), 2u);
+  EXPECT_EQ(sw["events"][0]["global_step"], 3);
+  EXPECT_EQ(sw["events"][0]["from"], "sync");
+  EXPECT_EQ(sw["events"][0]["to"], "gba");
+  EXPECT_EQ(sw["events"][1]["global_step"], 8);
+  EXPECT_EQ(sw["events"][1]["to"], "sync");
+  EXPECT_EQ(sw["final_mode"], "sync");
+  EXPECT_EQ(result["summary"]["global_steps"], 12);
+
+  const SyntheticData data = generate_synthetic(s.data.synthetic);
+  const Model model(s.model, data.train.cardinalities, data.train.num_dense);
+  const Parameters params = model.init_parameters(s.seed);
+  double values = static_cast<double>(params.dense.size());
+  for (const auto& t : params.tables) values += static_cast<double>(t.size());
+  const double bytes = 4.0 * values, latency = 2.0 * s.cluster.nic_latency,
+               bandwidth = s.cluster.nic_bandwidth;
+  ASSERT_EQ(sw["moves"].size(), 2u);
+  const auto& up = sw["moves"][0];
+  EXPECT_EQ(up["direction"], "to_parameter_servers");
+  EXPECT_NEAR(up["end"].get<double>() - up["start"].get<double>(), latency + bytes / bandwidth,
+              1e-9);
+  // Back to the workers: the one server's link carries the model three times.
+  const auto& down = sw["moves"][1];
+  EXPECT_EQ(down["direction"], "to_workers");
+  EXPECT_NEAR(down["end"].get<double>() - down["start"].get<double>(),
+              latency + 3 * bytes / bandwidth, 1e-9);
+  // The timeline names the mode in force at each snapshot.
+  bool saw_gba = false;
+  for (const auto& point : sw["status"]) saw_gba = saw_gba || point[1] == "gba";
+  EXPECT_TRUE(saw_gba);
+}
+
+// Automatic switching: one worker three times slower makes the straggler ratio 3, above
+// to_gba_ratio, so the run goes to GBA after the first window of steps and stays there.
+TEST(Simulation, AutomaticSwitchingLeavesSyncUnderAStraggler) {
+  ExperimentSpec s = quiet_cluster(Mode::kSync, 4);
+  s.cluster.worker_groups = {{3, s.cluster.worker_speed}, {1, s.cluster.worker_speed / 3}};
+  s.switching.automatic = true;
+  s.switching.window = 2;
+  s.switching.min_steps_between = 0;
+  s.budget.max_samples = 64 * 4 * 20;
+  const auto result = simulate(s);
+  const auto& events = result["switching"]["events"];
+  ASSERT_GE(events.size(), 1u);
+  EXPECT_EQ(events[0]["to"], "gba");
+  EXPECT_NEAR(events[0]["straggler_ratio"].get<double>(), 3.0, 1e-6);
+  EXPECT_LE(events[0]["global_step"].get<int>(), 3);
+  EXPECT_EQ(result["switching"]["final_mode"], "gba");
+}
+
 class EveryMode : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(EveryMode, AShortRunLearns) {

@@ -148,7 +148,28 @@ TEST(Switching, BadPoliciesAreInputErrors) {
   SwitchPolicy p;
   p.to_sync_ratio = 2.0;
   EXPECT_THROW(SwitchingController(four_workers(), p, Mode::kSync), InputError);
-  EXPECT_THROW(SwitchingController(four_workers(), SwitchPolicy{}, Mode::kAsync), InputError);
+  SwitchPolicy automatic;
+  automatic.automatic = true;
+  EXPECT_THROW(SwitchingController(four_workers(), automatic, Mode::kAsync), InputError);
+  EXPECT_NO_THROW(SwitchingController(four_workers(), SwitchPolicy{}, Mode::kAsync));
+}
+
+// Scheduled switches may name any server mode; only a change of transport moves the model.
+TEST(Switching, SyncToAsyncToGbaMovesTheModelOnce) {
+  SwitchPolicy policy;
+  policy.at_steps = {{3, Mode::kAsync}, {20, Mode::kGBA}};
+  SwitchingController c(four_workers(), policy, Mode::kSync);
+  const LockstepRun run = run_lockstep(c, 30);
+  EXPECT_EQ(run.mode_at_step[2], Mode::kSync);
+  EXPECT_EQ(run.mode_at_step[3], Mode::kAsync);
+  ASSERT_EQ(c.events().size(), 2u);
+  EXPECT_EQ(c.events()[0].to, Mode::kAsync);
+  EXPECT_EQ(c.events()[1].from, Mode::kAsync);
+  EXPECT_EQ(c.events()[1].to, Mode::kGBA);
+  EXPECT_EQ(c.mode(), Mode::kGBA);
+  ASSERT_EQ(run.moves.size(), 1u);
+  EXPECT_EQ(run.moves[0].direction, ModelMove::Direction::kToParameterServers);
+  EXPECT_EQ(run.moves[0].global_step, 3);
 }
 
 }  // namespace
