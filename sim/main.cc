@@ -16,8 +16,10 @@ Commands:
            SimGrid cluster with stragglers, from a JSON experiment spec
   train    single-process training of one model on synthetic or Criteo data; writes a
            JSON result with the test AUC / log-loss curve
-  trace-stats  what a simulated worker replaying a PAI mini-batch-time trace
-           sees: slowdown quantiles, spread across workers, straggler episodes
+  sweep    a base spec over axes of values and seeds, points in parallel processes,
+           resumable; a result per point and a summary CSV
+  trace-stats  what simulated workers replaying a trace (PAI mini-batch times,
+           Alibaba machine usage, generic) see: slowdowns, spread, slow episodes
   data     describe a data set: sizes, click-through rate, field cardinalities and, for
            synthetic data, the Bayes-optimal test AUC
 
@@ -39,6 +41,7 @@ int main(int argc, char** argv) {
     if (command == "train") return gbasim::run_train(args);
     if (command == "data") return gbasim::run_data(args);
     if (command == "trace-stats") return gbasim::run_trace_stats(args);
+    if (command == "sweep") return gbasim::run_sweep(args);
     std::cerr << "gbasim: unknown command '" << command << "'\n\n" << kUsage;
     return 2;
   } catch (const gbasim::InputError& e) {

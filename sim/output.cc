@@ -10,7 +10,7 @@
 
 namespace gbasim {
 
-void write_json_atomically(const std::string& path, const nlohmann::ordered_json& doc) {
+void write_text_atomically(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   std::error_code ec;
@@ -22,7 +22,7 @@ void write_json_atomically(const std::string& path, const nlohmann::ordered_json
   {
     std::ofstream out(temporary);
     if (!out) throw InputError(path + ": cannot write (" + temporary + ")");
-    out << doc.dump(2) << '\n';
+    out << text;
     out.close();
     if (!out) {
       fs::remove(temporary, ec);
@@ -34,6 +34,10 @@ void write_json_atomically(const std::string& path, const nlohmann::ordered_json
     fs::remove(temporary, ec);
     throw InputError(path + ": cannot rename into place");
   }
+}
+
+void write_json_atomically(const std::string& path, const nlohmann::ordered_json& doc) {
+  write_text_atomically(path, doc.dump(2) + "\n");
 }
 
 }  // namespace gbasim

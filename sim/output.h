@@ -10,5 +10,7 @@ namespace gbasim {
 // renames it into place, creating missing parent folders. Throws InputError on failure,
 // leaving any earlier file at `path` untouched.
 void write_json_atomically(const std::string& path, const nlohmann::ordered_json& doc);
+// The same for any text.
+void write_text_atomically(const std::string& path, const std::string& text);
 
 }  // namespace gbasim

@@ -1,0 +1,208 @@
+#include "sim/sweep.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "models/errors.h"
+
+namespace gbasim {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
+
+std::string value_text(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+}  // namespace
+
+SweepSpec load_sweep(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open the sweep file");
+  Json doc = Json::parse(in, nullptr, false);
+  if (doc.is_discarded()) throw InputError(path + ": not valid JSON");
+  if (!doc.is_object()) throw InputError(path + ": the sweep must be a JSON object");
+  SweepSpec sweep;
+  sweep.path = path;
+  auto fail = [&](const std::string& key, const std::string& what) {
+    throw InputError(path + ": '" + key + "' " + what);
+  };
+  for (const auto& [key, value] : doc.items()) {
+    if (key == "base") {
+      if (!value.is_string() || value.get<std::string>().empty())
+        fail(key, "must name the base spec file");
+      const std::filesystem::path base(value.get<std::string>());
+      sweep.base =
+          base.is_absolute()
+              ? base.string()
+              : (std::filesystem::path(path).parent_path() / base).lexically_normal().string();
+    } else if (key == "set") {
+      if (!value.is_object()) fail(key, "must be an object of spec keys and values");
+      for (const auto& [k, v] : value.items()) sweep.fixed.push_back(k + "=" + value_text(v));
+    } else if (key == "axes") {
+      if (!value.is_object() || value.empty())
+        fail(key, "must be an object: spec key -> list of values");
+      for (const auto& [k, v] : value.items()) {
+        if (!v.is_array() || v.empty()) fail("axes." + k, "must be a non-empty list of values");
+        SweepAxis axis{k, {}};
+        for (const auto& e : v) axis.values.push_back(nlohmann::json(e));
+        sweep.axes.push_back(std::move(axis));
+      }
+    } else if (key == "seeds") {
+      if (!value.is_array() || value.empty()) fail(key, "must be a non-empty list of seeds");
+      for (const auto& e : value) {
+        if (!e.is_number_unsigned()) fail(key, "must list non-negative integers");
+        sweep.seeds.push_back(e.get<uint64_t>());
+      }
+    } else if (key == "description") {
+      if (!value.is_string()) fail(key, "must be a string");
+      sweep.description = value.get<std::string>();
+    } else {
+      throw InputError(path + ": unknown key '" + key +
+                       "' (expected base, set, axes, seeds, description)");
+    }
+  }
+  if (sweep.base.empty()) fail("base", "is required");
+  if (sweep.axes.empty()) fail("axes", "is required");
+  return sweep;
+}
+
+std::string name_part(const nlohmann::json& value) {
+  std::string text = value_text(value);
+  for (char& c : text) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+' || c == '-';
+    if (!ok) c = '-';
+  }
+  return text;
+}
+
+std::vector<SweepPoint> plan_sweep(const SweepSpec& sweep) {
+  std::vector<std::optional<uint64_t>> seeds;
+  for (uint64_t s : sweep.seeds) seeds.emplace_back(s);
+  if (seeds.empty()) seeds.emplace_back();
+  size_t count = seeds.size();
+  for (const auto& axis : sweep.axes) count *= axis.values.size();
+
+  // The last part of each key names it in point names, unless two axes share it.
+  std::vector<std::string> labels;
+  std::set<std::string> seen;
+  bool clash = false;
+  for (const auto& axis : sweep.axes) {
+    const std::string last = axis.key.substr(axis.key.rfind('.') + 1);
+    clash = clash || !seen.insert(last).second;
+    labels.push_back(last);
+  }
+  if (clash) {
+    labels.clear();
+    for (const auto& axis : sweep.axes) labels.push_back(name_part(axis.key));
+  }
+
+  std::vector<SweepPoint> points;
+  std::vector<size_t> index(sweep.axes.size(), 0);
+  for (size_t n = 0; n < count; ++n) {
+    size_t rest = n;
+    const auto& seed = seeds[rest % seeds.size()];
+    rest /= seeds.size();
+    for (size_t a = sweep.axes.size(); a-- > 0;) {
+      index[a] = rest % sweep.axes[a].values.size();
+      rest /= sweep.axes[a].values.size();
+    }
+    SweepPoint p;
+    p.overrides = sweep.fixed;
+    for (size_t a = 0; a < sweep.axes.size(); ++a) {
+      const nlohmann::json& v = sweep.axes[a].values[index[a]];
+      p.values.push_back(v);
+      p.overrides.push_back(sweep.axes[a].key + "=" + value_text(v));
+      p.name += (a ? "_" : "") + labels[a] + "-" + name_part(v);
+    }
+    p.seed = seed;
+    if (seed) {
+      p.overrides.push_back("seed=" + std::to_string(*seed));
+      p.name += "_seed-" + std::to_string(*seed);
+    }
+    try {
+      p.spec = load_spec(sweep.base, p.overrides);
+    } catch (const InputError& e) {
+      std::string where;
+      for (size_t a = 0; a < sweep.axes.size(); ++a)
+        where += (a ? ", " : "") + sweep.axes[a].key + "=" + value_text(p.values[a]);
+      throw InputError(sweep.path + ": point " + where + ": " + e.what());
+    }
+    points.push_back(std::move(p));
+  }
+  return points;
+}
+
+std::vector<std::string> summary_header(const SweepSpec& sweep) {
+  std::vector<std::string> h{"point", "seed"};
+  for (const auto& axis : sweep.axes) h.push_back(axis.key);
+  for (const char* c :
+       {"status", "time_to_auc_s", "target_auc", "final_auc", "final_logloss", "mean_staleness",
+        "dropped_share", "decayed_share", "simulated_time_s", "global_steps", "wall_s", "error"})
+    h.emplace_back(c);
+  return h;
+}
+
+std::vector<std::string> summary_row(const SweepSpec& sweep, const SweepPoint& point,
+                                     const std::string& status, const nlohmann::json& result,
+                                     double wall_s, const std::string& error) {
+  std::vector<std::string> row{point.name, std::to_string(point.spec.seed)};
+  for (size_t a = 0; a < sweep.axes.size(); ++a) row.push_back(value_text(point.values[a]));
+  row.push_back(status);
+  auto get = [&](const char* key) -> std::string {
+    if (result.is_null()) return "";
+    const auto& s = result.at("summary");
+    if (!s.contains(key) || s.at(key).is_null()) return "";
+    return number(s.at(key).get<double>());
+  };
+  row.push_back(get("time_to_auc"));
+  row.push_back(get("target_auc"));
+  row.push_back(get("final_auc"));
+  row.push_back(get("final_logloss"));
+  row.push_back(get("mean_staleness"));
+  std::string dropped, decayed;
+  if (!result.is_null()) {
+    const auto& g = result.at("summary").at("gradients");
+    const double received = g.at("received").get<double>();
+    if (received > 0) {
+      dropped = number(g.at("dropped").get<double>() / received);
+      decayed = number(g.at("decayed").get<double>() / received);
+    }
+  }
+  row.push_back(dropped);
+  row.push_back(decayed);
+  row.push_back(get("simulated_time"));
+  row.push_back(get("global_steps"));
+  row.push_back(wall_s > 0.0 ? number(wall_s) : "");
+  row.push_back(error);
+  return row;
+}
+
+std::string csv_line(const std::vector<std::string>& cells) {
+  std::string line;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (i) line += ',';
+    const std::string& c = cells[i];
+    if (c.find_first_of(",\"\n") == std::string::npos) {
+      line += c;
+      continue;
+    }
+    line += '"';
+    for (char ch : c) {
+      if (ch == '"') line += '"';
+      line += ch == '\n' ? ' ' : ch;
+    }
+    line += '"';
+  }
+  return line + "\n";
+}
+
+}  // namespace gbasim

@@ -1,0 +1,57 @@
+// Sweeps: a base spec, axes of values for any spec keys, and seeds; one `gbasim run` per
+// point. This part plans the points and reads their results; sweep_command.cc runs them.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spec/spec.h"
+
+namespace gbasim {
+
+struct SweepAxis {
+  std::string key;                     // a spec key path, e.g. "training.mode"
+  std::vector<nlohmann::json> values;  // JSON values, as --set takes them
+};
+
+struct SweepSpec {
+  std::string path;                // the sweep file
+  std::string base;                // the base spec, resolved against the sweep file's folder
+  std::vector<std::string> fixed;  // "key=value" overrides applied to every point
+  std::vector<SweepAxis> axes;     // in the file's order; the first varies slowest
+  std::vector<uint64_t> seeds;     // empty: the base spec's seed
+  std::string description;
+};
+
+struct SweepPoint {
+  std::string name;                    // file-name safe, unique in the sweep
+  std::vector<nlohmann::json> values;  // one per axis
+  std::optional<uint64_t> seed;
+  std::vector<std::string> overrides;  // fixed, then axes, then seed
+  ExperimentSpec spec;                 // resolved: a changed spec makes a new point
+};
+
+// Reads a sweep file (docs/sweep.md). Throws InputError naming the file and key.
+SweepSpec load_sweep(const std::string& path);
+
+// Every point, the first axis slowest and the seed fastest. Each point's spec is loaded and
+// checked here, so that a bad axis value stops the sweep before anything runs; the error
+// names the sweep file, the axis and the value.
+std::vector<SweepPoint> plan_sweep(const SweepSpec& sweep);
+
+// "value" as a file name part: numbers as JSON writes them, strings bare; characters other
+// than letters, digits, '.', '+' and '-' become '-'.
+std::string name_part(const nlohmann::json& value);
+
+// The summary CSV's header and a point's row. `result` is the point's result JSON (null
+// when it has none); `status` is "done", "failed" or "pending".
+std::vector<std::string> summary_header(const SweepSpec& sweep);
+std::vector<std::string> summary_row(const SweepSpec& sweep, const SweepPoint& point,
+                                     const std::string& status, const nlohmann::json& result,
+                                     double wall_s, const std::string& error);
+// One CSV line: cells with a comma, quote or newline are quoted.
+std::string csv_line(const std::vector<std::string>& cells);
+
+}  // namespace gbasim

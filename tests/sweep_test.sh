@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# gbasim sweep end to end: a 2 x 2 sweep runs in parallel, survives a kill and resumes
+# without running finished points again, its summary agrees with the points' results, a
+# failing point is recorded without stopping the others, and every sweep plot is drawn.
+# Usage: sweep_test.sh PATH/TO/gbasim
+set -uo pipefail
+gbasim=$1
+scripts=$(cd "$(dirname "$0")/../scripts" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+cat >"$work/base.json" <<'JSON'
+{"data": {"train_samples": 60000, "test_samples": 2000}, "model": {"name": "fm", "embedding_dim": 4},
+ "training": {"workers": 4, "local_batch": 50}, "evaluation": {"interval_s": 0.01, "target_auc": 0.6},
+ "stragglers": {"persistent_fraction": 0.25}}
+JSON
+cat >"$work/sweep.json" <<'JSON'
+{"base": "base.json",
+ "axes": {"training.mode": ["sync", "gba"], "stragglers.persistent_slowdown": [1, 3]},
+ "seeds": [1]}
+JSON
+
+# One point at a time; kill the whole sweep (its process group) once the first point is in.
+setsid "$gbasim" sweep --spec "$work/sweep.json" --jobs 1 >"$work/first.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do
+  [ -n "$(ls "$work"/points/*.json 2>/dev/null)" ] && break
+  sleep 0.05
+done
+kill -KILL -- -"$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+done_before=$(ls "$work"/points/*.json 2>/dev/null | wc -l)
+[ "$done_before" -ge 1 ] && [ "$done_before" -lt 4 ] || fail "the kill should leave 1 to 3 finished points, found $done_before"
+declare -A stamp
+for f in "$work"/points/*.json; do stamp[$f]=$(stat -c %Y.%i "$f"); done
+
+out=$("$gbasim" sweep --spec "$work/sweep.json" --jobs 2 2>&1) || fail "the resumed sweep failed: $out"
+grep -q "4 points, $done_before already done" <<<"$out" || fail "the resumed sweep must say what is done: $out"
+for f in "${!stamp[@]}"; do
+  [ "$(stat -c %Y.%i "$f")" = "${stamp[$f]}" ] || fail "finished point $f was run again"
+done
+[ "$(ls "$work"/points/*.json | wc -l)" -eq 4 ] || fail "the resumed sweep must finish every point"
+
+# The summary agrees with the points' JSON.
+/usr/bin/python3 - "$work" <<'PY' || fail "summary.csv disagrees with the points"
+import csv, json, math, sys
+work = sys.argv[1]
+rows = list(csv.DictReader(open(f"{work}/summary.csv")))
+assert len(rows) == 4, rows
+assert [r["training.mode"] for r in rows] == ["sync", "sync", "gba", "gba"]
+for r in rows:
+    assert r["status"] == "done", r
+    s = json.load(open(f"{work}/points/{r['point']}.json"))["summary"]
+    assert math.isclose(float(r["final_auc"]), s["final_auc"], rel_tol=1e-5), r
+    assert math.isclose(float(r["simulated_time_s"]), s["simulated_time"], rel_tol=1e-5), r
+    assert int(r["global_steps"]) == s["global_steps"], r
+    g = s["gradients"]
+    assert math.isclose(float(r["dropped_share"]), g["dropped"] / g["received"], abs_tol=1e-6), r
+    assert float(r["wall_s"]) > 0, r
+PY
+
+# A point that fails at run time is recorded; the other runs.
+cat >"$work/failing.json" <<'JSON'
+{"base": "base.json", "set": {"stragglers.trace.path": "no-such-trace.csv"},
+ "axes": {"stragglers.trace.format": ["", "pai"]}}
+JSON
+out=$("$gbasim" sweep --spec "$work/failing.json" --out "$work/failing" 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "a sweep with a failed point must exit 1 (got $rc): $out"
+/usr/bin/python3 - "$work/failing/summary.csv" <<'PY' || fail "the failed point is not recorded: $(cat "$work/failing/summary.csv")"
+import csv, sys
+rows = {r["stragglers.trace.format"]: r for r in csv.DictReader(open(sys.argv[1]))}
+assert rows[""]["status"] == "done", rows
+assert rows["pai"]["status"] == "failed" and "no-such-trace.csv" in rows["pai"]["error"], rows
+PY
+
+# Bad sweeps stop before anything runs.
+echo '{"base": "base.json", "axes": {"training.mode": ["sync", "bogus"]}}' >"$work/bad.json"
+msg=$("$gbasim" sweep --spec "$work/bad.json" --out "$work/bad" 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "training.mode=bogus" <<<"$msg" || fail "a bad axis value must be named: $msg"
+[ ! -e "$work/bad" ] || fail "a bad sweep must write nothing"
+
+# Every sweep plot draws this sweep.
+/usr/bin/python3 "$scripts/plot_sweep.py" all "$work" "$work/figures" >/dev/null || fail "plot_sweep.py all"
+for f in convergence-time convergence-samples severity staleness; do
+  for ext in png pdf; do
+    [ -s "$work/figures/$f.$ext" ] || fail "plot_sweep.py wrote no $f.$ext"
+  done
+done
+
+if [ $failures -gt 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all sweep checks passed"
