@@ -22,6 +22,14 @@ std::string value_text(const nlohmann::json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
+// The value as --set takes it: JSON, except a string that would not read back as itself
+// ("true", "12") goes bare only when it reads as a string.
+std::string set_text(const nlohmann::json& v) {
+  if (!v.is_string()) return v.dump();
+  const nlohmann::json back = nlohmann::json::parse(v.get<std::string>(), nullptr, false);
+  return back.is_discarded() || back.is_string() ? v.get<std::string>() : v.dump();
+}
+
 }  // namespace
 
 SweepSpec load_sweep(const std::string& path) {
@@ -46,7 +54,7 @@ SweepSpec load_sweep(const std::string& path) {
               : (std::filesystem::path(path).parent_path() / base).lexically_normal().string();
     } else if (key == "set") {
       if (!value.is_object()) fail(key, "must be an object of spec keys and values");
-      for (const auto& [k, v] : value.items()) sweep.fixed.push_back(k + "=" + value_text(v));
+      for (const auto& [k, v] : value.items()) sweep.fixed.push_back(k + "=" + set_text(v));
     } else if (key == "axes") {
       if (!value.is_object() || value.empty())
         fail(key, "must be an object: spec key -> list of values");
@@ -76,7 +84,12 @@ SweepSpec load_sweep(const std::string& path) {
 }
 
 std::string name_part(const nlohmann::json& value) {
-  std::string text = value_text(value);
+  std::string text;
+  for (char c : value_text(value)) {
+    // Lists and objects lose their brackets and quotes: [[250,"gba"]] names as 250-gba.
+    if (!value.is_structured() || std::string("[]{}\"").find(c) == std::string::npos) text += c;
+  }
+  if (text.empty()) text = "none";
   for (char& c : text) {
     const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+' || c == '-';
     if (!ok) c = '-';
@@ -120,7 +133,7 @@ std::vector<SweepPoint> plan_sweep(const SweepSpec& sweep) {
     for (size_t a = 0; a < sweep.axes.size(); ++a) {
       const nlohmann::json& v = sweep.axes[a].values[index[a]];
       p.values.push_back(v);
-      p.overrides.push_back(sweep.axes[a].key + "=" + value_text(v));
+      p.overrides.push_back(sweep.axes[a].key + "=" + set_text(v));
       p.name += (a ? "_" : "") + labels[a] + "-" + name_part(v);
     }
     p.seed = seed;

@@ -41,8 +41,9 @@ SweepSpec load_sweep(const std::string& path);
 // names the sweep file, the axis and the value.
 std::vector<SweepPoint> plan_sweep(const SweepSpec& sweep);
 
-// "value" as a file name part: numbers as JSON writes them, strings bare; characters other
-// than letters, digits, '.', '+' and '-' become '-'.
+// "value" as a file name part: numbers as JSON writes them, strings bare, lists and objects
+// without brackets and quotes ("none" when that leaves nothing); characters other than
+// letters, digits, '.', '+' and '-' become '-'.
 std::string name_part(const nlohmann::json& value);
 
 // The summary CSV's header and a point's row. `result` is the point's result JSON (null
