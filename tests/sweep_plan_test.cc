@@ -1,0 +1,104 @@
+#include "sim/sweep.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "models/errors.h"
+
+namespace gbasim {
+namespace {
+
+class SweepFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::TempDir();
+    std::ofstream(dir_ + "plan_base.json")
+        << R"({"data": {"train_samples": 1000, "test_samples": 100}, "training": {"workers": 2}})";
+  }
+  std::string write(const std::string& text) {
+    const std::string path = dir_ + "plan_sweep_" + std::to_string(++count_) + ".json";
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::string error_of(const std::string& text) {
+    try {
+      plan_sweep(load_sweep(write(text)));
+    } catch (const InputError& e) {
+      const std::string message = e.what();
+      return message.substr(message.find(".json") + 5);
+    }
+    return "no error";
+  }
+  std::string dir_;
+  int count_ = 0;
+};
+
+TEST_F(SweepFiles, PlansTheFirstAxisSlowestAndSeedsFastest) {
+  const SweepSpec sweep = load_sweep(write(R"({"base": "plan_base.json",
+      "set": {"training.local_batch": 32, "stragglers.trace.mapping": "in_order"},
+      "axes": {"training.mode": ["sync", "gba"], "training.gba.iota": [1, 3]},
+      "seeds": [5, 6]})"));
+  const std::vector<SweepPoint> points = plan_sweep(sweep);
+  ASSERT_EQ(points.size(), 8u);
+  EXPECT_EQ(points[0].name, "mode-sync_iota-1_seed-5");
+  EXPECT_EQ(points[1].name, "mode-sync_iota-1_seed-6");
+  EXPECT_EQ(points[2].name, "mode-sync_iota-3_seed-5");
+  EXPECT_EQ(points[7].name, "mode-gba_iota-3_seed-6");
+  EXPECT_EQ(points[7].spec.training.mode, Mode::kGBA);
+  EXPECT_EQ(points[7].spec.training.gba.iota, 3);
+  EXPECT_EQ(points[7].spec.training.local_batch, 32);
+  EXPECT_EQ(points[7].spec.seed, 6u);
+  EXPECT_EQ(points[0].overrides, (std::vector<std::string>{
+                                     "training.local_batch=32", "stragglers.trace.mapping=in_order",
+                                     "training.mode=sync", "training.gba.iota=1", "seed=5"}));
+}
+
+TEST_F(SweepFiles, ListValuesNameReadablyAndStringsStayStrings) {
+  const SweepSpec sweep = load_sweep(write(R"({"base": "plan_base.json",
+      "axes": {"training.switching.at_steps": [[], [[20, "gba"]]],
+               "stragglers.trace.path": ["true"]}})"));
+  const std::vector<SweepPoint> points = plan_sweep(sweep);
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points[0].name, "at_steps-none_path-true");
+  EXPECT_EQ(points[1].name, "at_steps-20-gba_path-true");
+  EXPECT_EQ(points[1].spec.switching.at_steps.at(0).second, "gba");
+  EXPECT_EQ(points[1].spec.stragglers.trace_path, "true");  // not the JSON value true
+  EXPECT_EQ(name_part(nlohmann::json("a/b c")), "a-b-c");
+  EXPECT_EQ(name_part(nlohmann::json(0.25)), "0.25");
+}
+
+TEST_F(SweepFiles, AxesSharingALastKeyPartAreNamedInFull) {
+  const SweepSpec sweep = load_sweep(write(R"({"base": "plan_base.json",
+      "axes": {"stragglers.noise_cv": [0.1], "other.noise_cv": [0.2]}})"));
+  EXPECT_THROW(plan_sweep(sweep), InputError);  // "other" is no spec section
+  const SweepSpec fine =
+      load_sweep(write(R"({"base": "plan_base.json", "axes": {"seed": [3], "data.seed": [4]}})"));
+  EXPECT_EQ(plan_sweep(fine)[0].name, "seed-3_data.seed-4");
+}
+
+TEST_F(SweepFiles, BadSweepsNameTheKey) {
+  EXPECT_EQ(error_of(R"({"base": "plan_base.json", "axes": {"training.mode": ["sync"]}, "x": 1})"),
+            ": unknown key 'x' (expected base, set, axes, seeds, description)");
+  EXPECT_EQ(error_of(R"({"axes": {"training.mode": ["sync"]}})"), ": 'base' is required");
+  EXPECT_EQ(error_of(R"({"base": "plan_base.json", "axes": {}})"),
+            ": 'axes' must be an object: spec key -> list of values");
+  EXPECT_EQ(error_of(R"({"base": "plan_base.json", "axes": {"training.mode": []}})"),
+            ": 'axes.training.mode' must be a non-empty list of values");
+  EXPECT_EQ(error_of(R"({"base": "plan_base.json", "axes": {"training.mode": ["sync"]},
+                         "seeds": [-1]})"),
+            ": 'seeds' must list non-negative integers");
+  const std::string bad =
+      error_of(R"({"base": "plan_base.json", "axes": {"training.workers": [0]}})");
+  EXPECT_NE(bad.find("point training.workers=0: "), std::string::npos) << bad;
+  EXPECT_NE(bad.find("'training.workers'"), std::string::npos) << bad;
+  EXPECT_EQ(error_of("{"), ": not valid JSON");
+}
+
+TEST(SweepSummary, CsvCellsAreQuotedWhenNeeded) {
+  EXPECT_EQ(csv_line({"a", "b,c", "say \"hi\""}), "a,\"b,c\",\"say \"\"hi\"\"\"\n");
+}
+
+}  // namespace
+}  // namespace gbasim
