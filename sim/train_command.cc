@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <sstream>
 
 #include "models/errors.h"
 #include "models/trainer.h"
@@ -14,38 +13,6 @@
 namespace gbasim {
 
 namespace po = boost::program_options;
-
-bool parse_options(const std::vector<std::string>& args, const po::options_description& desc,
-                   po::variables_map& vm) {
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
-  if (vm.count("help")) {
-    std::cout << desc << '\n';
-    return false;
-  }
-  po::notify(vm);
-  return true;
-}
-
-std::vector<int> parse_widths(const std::string& text, const std::string& option) {
-  std::vector<int> widths;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    size_t used = 0;
-    int width = 0;
-    try {
-      width = std::stoi(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || used == 0 || width < 1) {
-      throw InputError("--" + option +
-                       " must be a comma-separated list of positive integers, got '" + text + "'");
-    }
-    widths.push_back(width);
-  }
-  return widths;
-}
 
 int run_train(const std::vector<std::string>& args) {
   std::string model_name_text = "deepfm", optimizer_text = "adam", out_path, mlp_text = "128,64",

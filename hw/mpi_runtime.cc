@@ -1,0 +1,533 @@
+#include "hw/mpi_runtime.h"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "hw/slowdown.h"
+#include "models/errors.h"
+#include "models/layers.h"
+#include "models/optimizer.h"
+#include "strategies/update_rule.h"
+
+namespace gbasim {
+namespace {
+
+constexpr int kToServer = 1, kToWorker = 2;
+enum MessageKind : int32_t { kAdmit = 1, kPush = 2, kGrant = 3, kStop = 4 };
+
+// A flat message: values appended and read back in the same order.
+class Buffer {
+ public:
+  template <class T>
+  void put(const T* data, size_t count) {
+    const size_t at = bytes_.size();
+    bytes_.resize(at + count * sizeof(T));
+    if (count) std::memcpy(bytes_.data() + at, data, count * sizeof(T));
+  }
+  template <class T>
+  void put(T value) {
+    put(&value, 1);
+  }
+  template <class T>
+  void get(T* data, size_t count) {
+    if (read_ + count * sizeof(T) > bytes_.size()) throw std::runtime_error("short MPI message");
+    if (count) std::memcpy(data, bytes_.data() + read_, count * sizeof(T));
+    read_ += count * sizeof(T);
+  }
+  template <class T>
+  T get() {
+    T value;
+    get(&value, 1);
+    return value;
+  }
+  std::vector<char>& bytes() { return bytes_; }
+
+ private:
+  std::vector<char> bytes_;
+  size_t read_ = 0;
+};
+
+void send(const Buffer& b, int to, int tag) {
+  auto& bytes = const_cast<Buffer&>(b).bytes();
+  MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, tag, MPI_COMM_WORLD);
+}
+
+// Receives the next message with `tag` (from `from`, or anyone), polling with short sleeps
+// rather than spinning, so that a waiting rank leaves its core to the ranks that compute
+// (the job may run oversubscribed).
+Buffer receive(int from, int tag, int* source = nullptr) {
+  MPI_Status status;
+  int ready = 0;
+  for (;;) {
+    MPI_Iprobe(from, tag, MPI_COMM_WORLD, &ready, &status);
+    if (ready) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  Buffer b;
+  b.bytes().resize(static_cast<size_t>(count));
+  MPI_Recv(b.bytes().data(), count, MPI_BYTE, status.MPI_SOURCE, tag, MPI_COMM_WORLD,
+           MPI_STATUS_IGNORE);
+  if (source) *source = status.MPI_SOURCE;
+  return b;
+}
+
+void put_rows(Buffer& b, const SparseRows& s) {
+  b.put<int64_t>(static_cast<int64_t>(s.rows.size()));
+  b.put<int64_t>(s.values.cols());
+  b.put(s.rows.data(), s.rows.size());
+  b.put(s.values.data(), static_cast<size_t>(s.values.size()));
+}
+
+SparseRows get_rows(Buffer& b) {
+  SparseRows s;
+  const auto n = b.get<int64_t>(), dim = b.get<int64_t>();
+  s.rows.resize(static_cast<size_t>(n));
+  b.get(s.rows.data(), s.rows.size());
+  s.values.resize(n, dim);
+  b.get(s.values.data(), static_cast<size_t>(s.values.size()));
+  return s;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+void sleep_for(double seconds) {
+  if (seconds > 0.0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+struct Snapshot {
+  double time;
+  int64_t global_step, samples;
+  Parameters params;
+};
+
+struct WorkerRecord {
+  int64_t steps = 0;
+  double compute_s = 0.0, injected_s = 0.0, comm_s = 0.0;
+  std::vector<double> step_ends;
+};
+
+// What every rank holds: the data, the model, the parameters, the clock.
+struct Job {
+  const ExperimentSpec& spec;
+  const MpiOptions& options;
+  int rank = 0, size = 1;
+  LoadedData data;
+  Model model;
+  Parameters params;
+  std::chrono::steady_clock::time_point start;
+  int64_t max_samples = 0;
+  // Parameter holder (rank 0) only.
+  std::vector<Snapshot> snapshots;
+  double next_snapshot = 0.0;
+
+  Job(const ExperimentSpec& s, const MpiOptions& o)
+      : spec(s),
+        options(o),
+        data(load_data(s.data)),
+        model(s.model, data.train.cardinalities, data.train.num_dense),
+        params(model.init_parameters(s.seed)) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    max_samples = s.budget.max_samples > 0 ? s.budget.max_samples : data.train.size();
+  }
+  double elapsed() const { return seconds_since(start); }
+  bool out_of_time() const {
+    return spec.budget.max_time_s > 0.0 && elapsed() >= spec.budget.max_time_s;
+  }
+  // Copies the parameters when a snapshot is due (or `force`).
+  void maybe_snapshot(int64_t global_step, int64_t samples, bool force = false) {
+    const double now = elapsed();
+    if (!force && now < next_snapshot) return;
+    snapshots.push_back({now, global_step, samples, params});
+    while (next_snapshot <= now) next_snapshot += spec.evaluation.interval_s;
+  }
+  void maybe_fail(int64_t step) const {
+    if (rank == options.fail_rank && step == options.fail_step) {
+      std::fprintf(stderr, "gbasim-mpi: rank %d: failing on purpose at step %lld (--fail-rank)\n",
+                   rank, static_cast<long long>(step));
+      std::abort();
+    }
+  }
+};
+
+// Sync: rank r is worker r. Each step every rank computes its batch's gradient, the dense
+// parts are summed (MPI_Allreduce), the sparse rows gathered (MPI_Allgatherv), and every
+// rank feeds the N gradients to its copy of the rule in worker order and applies the
+// update, so the parameters stay identical everywhere.
+RuleMetrics run_sync(Job& job, WorkerRecord& me, int64_t& applied) {
+  const ExperimentSpec& spec = job.spec;
+  const int n = job.size, w = job.rank;
+  auto rule = make_rule(spec.training);
+  Optimizer optimizer(spec.optimizer, job.params);
+  ShardIterator shard(job.data.train, w, n, spec.seed);
+  RankSlowdown slow(spec, w);
+  const size_t tables = job.params.tables.size();
+  Gradient grad;
+  std::vector<int64_t> tokens(n);
+  for (int64_t step = 0;; ++step) {
+    job.maybe_fail(step);
+    for (int v = 0; v < n; ++v) tokens[v] = rule->admit(v).token;
+    const Batch batch = shard.next(spec.training.local_batch);
+    const auto t = std::chrono::steady_clock::now();
+    job.model.forward_backward(job.params, batch, grad);
+    const double compute = seconds_since(t);
+    const double extra = (slow.factor(step, job.elapsed() - compute) - 1.0) * compute;
+    sleep_for(extra);
+    me.compute_s += compute;
+    me.injected_s += std::max(extra, 0.0);
+
+    const auto c = std::chrono::steady_clock::now();
+    // The dense sum, with rank 0's out-of-time flag riding along.
+    std::vector<float> dense(grad.dense.data(), grad.dense.data() + grad.dense.size());
+    dense.push_back(w == 0 && job.out_of_time() ? 1.0f : 0.0f);
+    MPI_Allreduce(MPI_IN_PLACE, dense.data(), static_cast<int>(dense.size()), MPI_FLOAT, MPI_SUM,
+                  MPI_COMM_WORLD);
+    const bool out_of_time = dense.back() > 0.0f;
+    dense.pop_back();
+    // Every worker's rows of every table.
+    std::vector<std::vector<SparseRows>> rows(n, std::vector<SparseRows>(tables));
+    for (size_t k = 0; k < tables; ++k) {
+      const SparseRows& mine = grad.tables[k];
+      const int dim = static_cast<int>(job.params.tables[k].cols());
+      int count = static_cast<int>(mine.rows.size());
+      std::vector<int> counts(n), offsets(n), value_counts(n), value_offsets(n);
+      MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+      int total = 0;
+      for (int v = 0; v < n; ++v) {
+        offsets[v] = total;
+        value_counts[v] = counts[v] * dim;
+        value_offsets[v] = total * dim;
+        total += counts[v];
+      }
+      std::vector<int32_t> all_rows(static_cast<size_t>(total));
+      std::vector<float> all_values(static_cast<size_t>(total) * dim);
+      MPI_Allgatherv(mine.rows.data(), count, MPI_INT32_T, all_rows.data(), counts.data(),
+                     offsets.data(), MPI_INT32_T, MPI_COMM_WORLD);
+      MPI_Allgatherv(mine.values.data(), count * dim, MPI_FLOAT, all_values.data(),
+                     value_counts.data(), value_offsets.data(), MPI_FLOAT, MPI_COMM_WORLD);
+      for (int v = 0; v < n; ++v) {
+        SparseRows& s = rows[v][k];
+        s.rows.assign(all_rows.begin() + offsets[v], all_rows.begin() + offsets[v] + counts[v]);
+        s.values = Eigen::Map<RowMatrixXf>(all_values.data() + value_offsets[v], counts[v], dim);
+      }
+    }
+    me.comm_s += seconds_since(c);
+
+    for (int v = 0; v < n; ++v) {
+      Gradient g;
+      g.dense = v == 0 ? Eigen::Map<Eigen::VectorXf>(dense.data(),
+                                                     static_cast<Eigen::Index>(dense.size()))
+                             .eval()
+                       : Eigen::VectorXf::Zero(static_cast<Eigen::Index>(dense.size()));
+      g.tables = std::move(rows[v]);
+      g.samples = batch.size();
+      if (auto update = rule->receive(v, tokens[v], std::move(g))) {
+        optimizer.apply(job.params, *update);
+        applied += update->samples;
+      }
+    }
+    ++me.steps;
+    me.step_ends.push_back(job.elapsed());
+    if (w == 0) job.maybe_snapshot(rule->global_step(), applied);
+    if (applied >= job.max_samples || out_of_time) break;
+  }
+  if (w == 0) job.maybe_snapshot(rule->global_step(), applied, true);
+  return rule->metrics();
+}
+
+// The unique ids of the batch for each table (table k belongs to field k mod F).
+std::vector<std::vector<int32_t>> rows_needed(const Batch& batch, size_t tables) {
+  const FieldGroups groups(batch.ids);
+  std::vector<std::vector<int32_t>> rows(tables);
+  for (size_t k = 0; k < tables; ++k) rows[k] = groups.unique_ids[k % groups.unique_ids.size()];
+  return rows;
+}
+
+// A server-mode worker (rank w + 1): draw the batch, ask for admission with its rows, get
+// the token and the parameters it needs, compute, push; until the server says stop.
+void run_ps_worker(Job& job, WorkerRecord& me) {
+  const ExperimentSpec& spec = job.spec;
+  const int n = job.size - 1, w = job.rank - 1;
+  ShardIterator shard(job.data.train, w, n, spec.seed);
+  RankSlowdown slow(spec, w);
+  const size_t tables = job.params.tables.size();
+  Gradient grad;
+  for (int64_t step = 0;; ++step) {
+    job.maybe_fail(step);
+    const Batch batch = shard.next(spec.training.local_batch);
+    const auto needed = rows_needed(batch, tables);
+    auto c = std::chrono::steady_clock::now();
+    Buffer ask;
+    ask.put<int32_t>(kAdmit);
+    for (const auto& r : needed) {
+      ask.put<int64_t>(static_cast<int64_t>(r.size()));
+      ask.put(r.data(), r.size());
+    }
+    send(ask, 0, kToServer);
+    Buffer answer = receive(0, kToWorker);
+    if (answer.get<int32_t>() == kStop) break;
+    const auto token = answer.get<int64_t>();
+    answer.get(job.params.dense.data(), static_cast<size_t>(job.params.dense.size()));
+    for (size_t k = 0; k < tables; ++k) {
+      RowMatrixXf& table = job.params.tables[k];
+      for (int32_t row : needed[k])
+        answer.get(table.row(row).data(), static_cast<size_t>(table.cols()));
+    }
+    me.comm_s += seconds_since(c);
+
+    const auto t = std::chrono::steady_clock::now();
+    job.model.forward_backward(job.params, batch, grad);
+    const double compute = seconds_since(t);
+    const double extra = (slow.factor(step, job.elapsed() - compute) - 1.0) * compute;
+    sleep_for(extra);
+    me.compute_s += compute;
+    me.injected_s += std::max(extra, 0.0);
+
+    c = std::chrono::steady_clock::now();
+    Buffer push;
+    push.put<int32_t>(kPush);
+    push.put<int64_t>(token);
+    push.put<int64_t>(grad.samples);
+    push.put(grad.dense.data(), static_cast<size_t>(grad.dense.size()));
+    for (const SparseRows& s : grad.tables) put_rows(push, s);
+    send(push, 0, kToServer);  // ordered before this worker's next request
+    me.comm_s += seconds_since(c);
+    ++me.steps;
+    me.step_ends.push_back(job.elapsed());
+  }
+}
+
+// The parameter server (rank 0): the rule, the parameters and the optimizer. Requests and
+// pushes are handled one at a time in arrival order; a refused request waits in a queue and
+// is tried again after every update.
+RuleMetrics run_ps_server(Job& job, int64_t& applied) {
+  const ExperimentSpec& spec = job.spec;
+  const int n = job.size - 1;
+  auto rule = make_rule(spec.training);
+  Optimizer optimizer(spec.optimizer, job.params);
+  const size_t tables = job.params.tables.size();
+  std::vector<std::vector<std::vector<int32_t>>> wanted(n);  // each waiting worker's rows
+  std::deque<int> waiting;
+  bool stop = false;
+  int stopped = 0;
+  auto grant = [&](int w, int64_t token) {
+    Buffer b;
+    b.put<int32_t>(kGrant);
+    b.put<int64_t>(token);
+    b.put(job.params.dense.data(), static_cast<size_t>(job.params.dense.size()));
+    for (size_t k = 0; k < tables; ++k) {
+      const RowMatrixXf& table = job.params.tables[k];
+      for (int32_t row : wanted[w][k])
+        b.put(table.row(row).data(), static_cast<size_t>(table.cols()));
+    }
+    send(b, w + 1, kToWorker);
+  };
+  auto tell_stop = [&](int w) {
+    Buffer b;
+    b.put<int32_t>(kStop);
+    send(b, w + 1, kToWorker);
+    ++stopped;
+  };
+  while (stopped < n) {
+    int source = 0;
+    Buffer m = receive(MPI_ANY_SOURCE, kToServer, &source);
+    const int w = source - 1;
+    const auto kind = m.get<int32_t>();
+    if (kind == kAdmit) {
+      wanted[w].assign(tables, {});
+      for (size_t k = 0; k < tables; ++k) {
+        wanted[w][k].resize(static_cast<size_t>(m.get<int64_t>()));
+        m.get(wanted[w][k].data(), wanted[w][k].size());
+      }
+      if (stop) {
+        tell_stop(w);
+        continue;
+      }
+      const Admission a = rule->admit(w);
+      if (a.admitted)
+        grant(w, a.token);
+      else
+        waiting.push_back(w);
+      continue;
+    }
+    // A push.
+    const auto token = m.get<int64_t>();
+    Gradient g;
+    g.samples = m.get<int64_t>();
+    g.dense.resize(job.params.dense.size());
+    m.get(g.dense.data(), static_cast<size_t>(g.dense.size()));
+    for (size_t k = 0; k < tables; ++k) g.tables.push_back(get_rows(m));
+    if (auto update = rule->receive(w, token, std::move(g))) {
+      optimizer.apply(job.params, *update);
+      applied += update->samples;
+      stop = applied >= job.max_samples || job.out_of_time();
+      job.maybe_snapshot(rule->global_step(), applied);
+    }
+    for (size_t i = waiting.size(); i-- > 0;) {  // each waiting worker once, in order
+      const int v = waiting.front();
+      waiting.pop_front();
+      if (stop) {
+        tell_stop(v);
+        continue;
+      }
+      const Admission a = rule->admit(v);
+      if (a.admitted)
+        grant(v, a.token);
+      else
+        waiting.push_back(v);
+    }
+  }
+  job.maybe_snapshot(rule->global_step(), applied, true);
+  return rule->metrics();
+}
+
+}  // namespace
+
+int ranks_needed(const ExperimentSpec& spec) {
+  return spec.training.num_workers + (spec.training.mode == Mode::kSync ? 0 : 1);
+}
+
+void write_parameters(const std::string& path, const Eigen::VectorXf& dense,
+                      const std::vector<RowMatrixXf>& tables) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(dense.data()),
+              static_cast<std::streamsize>(dense.size() * sizeof(float)));
+    for (const auto& t : tables)
+      out.write(reinterpret_cast<const char*>(t.data()),
+                static_cast<std::streamsize>(t.size() * sizeof(float)));
+    if (!out) throw InputError(path + ": cannot write the parameters");
+  }
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions& options) {
+  Job job(spec, options);
+  if (job.rank == 0 && spec.evaluation.test_samples > 0)
+    job.data.test = first_rows(job.data.test, spec.evaluation.test_samples);
+  const bool sync = spec.training.mode == Mode::kSync;
+  WorkerRecord me;
+  int64_t applied = 0;
+  RuleMetrics metrics;
+  MPI_Barrier(MPI_COMM_WORLD);
+  job.start = std::chrono::steady_clock::now();
+  if (job.rank == 0) job.maybe_snapshot(0, 0, true);
+  if (sync) {
+    metrics = run_sync(job, me, applied);
+  } else if (job.rank == 0) {
+    metrics = run_ps_server(job, applied);
+  } else {
+    run_ps_worker(job, me);
+  }
+  const double run_time = job.elapsed();
+
+  // Worker records to rank 0.
+  Buffer mine;
+  mine.put<int64_t>(me.steps);
+  mine.put(me.compute_s);
+  mine.put(me.injected_s);
+  mine.put(me.comm_s);
+  mine.put(me.step_ends.data(), me.step_ends.size());
+  int size = static_cast<int>(mine.bytes().size());
+  std::vector<int> sizes(job.size), offsets(job.size);
+  MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int total = 0;
+  for (int r = 0; r < job.size; ++r) {
+    offsets[r] = total;
+    total += sizes[r];
+  }
+  std::vector<char> all(static_cast<size_t>(total));
+  MPI_Gatherv(mine.bytes().data(), size, MPI_BYTE, all.data(), sizes.data(), offsets.data(),
+              MPI_BYTE, 0, MPI_COMM_WORLD);
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  std::vector<char> hosts(job.rank == 0 ? 256 * job.size : 0);
+  MPI_Gather(host, 256, MPI_CHAR, hosts.data(), 256, MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (job.rank != 0) return nullptr;
+
+  if (!options.params_out.empty())
+    write_parameters(options.params_out, job.params.dense, job.params.tables);
+  if (!options.quiet)
+    std::cerr << "gbasim-mpi: trained in " << run_time << " s; evaluating " << job.snapshots.size()
+              << " snapshots\n";
+  nlohmann::ordered_json curve = nlohmann::ordered_json::array();
+  double time_to_auc = -1.0;
+  Evaluation last;
+  for (const Snapshot& s : job.snapshots) {
+    last = evaluate(job.model, s.params, job.data.test);
+    curve.push_back({{"time", s.time},
+                     {"global_step", s.global_step},
+                     {"samples", s.samples},
+                     {"test_auc", last.auc},
+                     {"test_logloss", last.logloss}});
+    if (time_to_auc < 0.0 && last.auc >= spec.evaluation.target_auc) time_to_auc = s.time;
+  }
+  double staleness_sum = 0.0;
+  nlohmann::ordered_json histogram = nlohmann::ordered_json::array();
+  for (auto [staleness, count] : metrics.staleness) {
+    staleness_sum += static_cast<double>(staleness * count);
+    histogram.push_back({staleness, count});
+  }
+  nlohmann::ordered_json doc;
+  doc["spec"] = spec_to_json(spec);
+  nlohmann::ordered_json summary;
+  summary["mode"] = mode_name(spec.training.mode);
+  summary["clock"] = "wall";
+  summary["target_auc"] = spec.evaluation.target_auc;
+  summary["time_to_auc"] =
+      time_to_auc >= 0.0 ? nlohmann::ordered_json(time_to_auc) : nlohmann::ordered_json();
+  summary["final_auc"] = last.auc;
+  summary["final_logloss"] = last.logloss;
+  if (job.data.bayes_auc) summary["bayes_auc"] = *job.data.bayes_auc;
+  summary["run_time"] = run_time;
+  summary["global_steps"] = metrics.global_steps;
+  summary["samples"] = applied;
+  summary["mean_staleness"] = metrics.gradients_received > 0
+                                  ? staleness_sum / static_cast<double>(metrics.gradients_received)
+                                  : 0.0;
+  summary["gradients"] = {{"received", metrics.gradients_received},
+                          {"full", metrics.gradients_full},
+                          {"decayed", metrics.gradients_decayed},
+                          {"dropped", metrics.gradients_dropped}};
+  summary["admissions"] = metrics.admissions;
+  summary["waits"] = metrics.waits;
+  summary["ranks"] = job.size;
+  doc["summary"] = summary;
+  doc["curve"] = curve;
+  doc["staleness_histogram"] = histogram;
+  nlohmann::ordered_json workers = nlohmann::ordered_json::array();
+  for (int r = sync ? 0 : 1; r < job.size; ++r) {
+    Buffer b;
+    b.bytes().assign(all.begin() + offsets[r], all.begin() + offsets[r] + sizes[r]);
+    const auto steps = b.get<int64_t>();
+    const auto compute = b.get<double>(), injected = b.get<double>(), comm = b.get<double>();
+    std::vector<double> ends(static_cast<size_t>(steps));
+    b.get(ends.data(), ends.size());
+    workers.push_back({{"worker", sync ? r : r - 1},
+                       {"rank", r},
+                       {"host", std::string(hosts.data() + 256 * r)},
+                       {"steps", steps},
+                       {"compute_s", compute},
+                       {"injected_slowdown_s", injected},
+                       {"comm_s", comm},
+                       {"step_ends", ends}});
+  }
+  doc["workers"] = workers;
+  return doc;
+}
+
+}  // namespace gbasim

@@ -1,0 +1,37 @@
+// The update rules on real ranks over MPI. Sync: every rank a worker; dense gradients are
+// summed with MPI_Allreduce, sparse rows gathered with MPI_Allgatherv, and each rank feeds
+// the same strategies/ rule and optimizer, so all hold the same parameters. Server modes
+// (async, GBA, bounded staleness, backup workers): rank 0 is the parameter server running
+// the strategies/ rule, ranks 1..N the workers, talking point to point.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "spec/spec.h"
+
+namespace gbasim {
+
+struct MpiOptions {
+  bool quiet = false;
+  std::string params_out;  // rank 0 writes the final parameters here (raw floats)
+  // Fault injection for tests: this rank aborts at this step of its own.
+  int fail_rank = -1;
+  int64_t fail_step = -1;
+};
+
+// The ranks a spec needs: N for sync, N + 1 for the server modes.
+int ranks_needed(const ExperimentSpec& spec);
+
+// Runs the job on MPI_COMM_WORLD (MPI initialised). Returns the result on rank 0, in the
+// layout of `gbasim run`'s with wall-clock seconds (summary.clock = "wall"), and null on the
+// other ranks. Evaluation never runs during training: parameter snapshots are taken every
+// evaluation.interval_s of wall time and evaluated by rank 0 afterwards.
+nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions& options);
+
+// The parameters file of --params-out: the dense vector, then each table row by row, as
+// little-endian 32-bit floats, nothing else.
+void write_parameters(const std::string& path, const Eigen::VectorXf& dense,
+                      const std::vector<RowMatrixXf>& tables);
+
+}  // namespace gbasim

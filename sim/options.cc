@@ -1,0 +1,45 @@
+// Command-line helpers shared by the gbasim commands and gbasim-mpi.
+#include <boost/program_options.hpp>
+#include <iostream>
+#include <sstream>
+
+#include "models/errors.h"
+#include "sim/commands.h"
+
+namespace gbasim {
+
+namespace po = boost::program_options;
+
+bool parse_options(const std::vector<std::string>& args, const po::options_description& desc,
+                   po::variables_map& vm) {
+  po::store(po::command_line_parser(args).options(desc).run(), vm);
+  if (vm.count("help")) {
+    std::cout << desc << '\n';
+    return false;
+  }
+  po::notify(vm);
+  return true;
+}
+
+std::vector<int> parse_widths(const std::string& text, const std::string& option) {
+  std::vector<int> widths;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    size_t used = 0;
+    int width = 0;
+    try {
+      width = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || used == 0 || width < 1) {
+      throw InputError("--" + option +
+                       " must be a comma-separated list of positive integers, got '" + text + "'");
+    }
+    widths.push_back(width);
+  }
+  return widths;
+}
+
+}  // namespace gbasim

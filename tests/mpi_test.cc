@@ -1,0 +1,144 @@
+// gbasim-mpi on real ranks (scripts/mpirun.sh, oversubscribed on this machine): sync equals
+// the same rule run in one process, the server modes learn, a dying rank ends the job.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "models/model.h"
+#include "models/optimizer.h"
+#include "spec/spec.h"
+#include "strategies/update_rule.h"
+
+namespace gbasim {
+namespace {
+
+const std::string kSpec = R"({"data": {"train_samples": 12000, "test_samples": 2000},
+  "model": {"name": "fm", "embedding_dim": 4},
+  "training": {"workers": 3, "local_batch": 64},
+  "stragglers": {"persistent_fraction": 0, "noise_cv": 0, "transient_rate_per_s": 0},
+  "evaluation": {"interval_s": 0.02}, "budget": {"max_samples": 3840}})";
+
+struct MpiRun {
+  int exit_code;
+  std::string output;
+};
+
+// Runs scripts/mpirun.sh with `ranks` and the arguments; the output is stdout and stderr.
+MpiRun mpirun(int ranks, const std::string& args) {
+  const std::string log = testing::TempDir() + "mpi_test.log";
+  const std::string command = std::string("GBASIM_MPI=") + GBASIM_MPI_EXE + " timeout 120 bash " +
+                              GBASIM_MPIRUN + " " + std::to_string(ranks) + " " + args + " >" +
+                              log + " 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream in(log);
+  std::string output((std::istreambuf_iterator<char>(in)), {});
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+std::string spec_file() {
+  const std::string path = testing::TempDir() + "mpi_spec.json";
+  std::ofstream(path) << kSpec;
+  return path;
+}
+
+std::vector<float> read_floats(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<float> v;
+  float x;
+  while (in.read(reinterpret_cast<char*>(&x), sizeof x)) v.push_back(x);
+  return v;
+}
+
+TEST(Mpi, SyncOnThreeRanksEqualsTheRuleInOneProcess) {
+  const std::string spec_path = spec_file(), params = testing::TempDir() + "mpi_params.bin";
+  const MpiRun run = mpirun(3, "--spec " + spec_path + " --set training.mode=sync -q --out " +
+                                   testing::TempDir() + "mpi_sync.json --params-out " + params);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+
+  // The same steps in one process: three shards, the sync rule, gradients in worker order.
+  const ExperimentSpec spec = load_spec(spec_path, {"training.mode=sync"});
+  const LoadedData data = load_data(spec.data);
+  const Model model(spec.model, data.train.cardinalities, data.train.num_dense);
+  Parameters p = model.init_parameters(spec.seed);
+  Optimizer optimizer(spec.optimizer, p);
+  auto rule = make_rule(spec.training);
+  std::vector<ShardIterator> shards;
+  for (int w = 0; w < 3; ++w) shards.emplace_back(data.train, w, 3, spec.seed);
+  int64_t applied = 0;
+  while (applied < spec.budget.max_samples) {
+    std::vector<Gradient> grads(3);
+    std::vector<int64_t> tokens(3);
+    for (int w = 0; w < 3; ++w) {
+      tokens[w] = rule->admit(w).token;
+      model.forward_backward(p, shards[w].next(64), grads[w]);
+    }
+    for (int w = 0; w < 3; ++w) {
+      if (auto update = rule->receive(w, tokens[w], std::move(grads[w]))) {
+        optimizer.apply(p, *update);
+        applied += update->samples;
+      }
+    }
+  }
+  std::vector<float> expected(p.dense.data(), p.dense.data() + p.dense.size());
+  for (const auto& t : p.tables) expected.insert(expected.end(), t.data(), t.data() + t.size());
+  const std::vector<float> got = read_floats(params);
+  ASSERT_EQ(got.size(), expected.size());
+  // Only the order of MPI's dense sum differs: a few float roundings.
+  double worst = 0.0;
+  for (size_t i = 0; i < got.size(); ++i)
+    worst = std::max(worst, std::abs(double(got[i]) - expected[i]));
+  EXPECT_LT(worst, 1e-5);
+  // Planted check: the parameters did move.
+  double moved = 0.0;
+  const Parameters init = model.init_parameters(spec.seed);
+  for (Eigen::Index i = 0; i < init.dense.size(); ++i)
+    moved += std::abs(init.dense[i] - p.dense[i]);
+  EXPECT_GT(moved, 1e-3);
+}
+
+class ServerMode : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ServerMode, AucRisesOnThreeRanks) {
+  const std::string out = testing::TempDir() + "mpi_" + GetParam() + ".json";
+  const MpiRun run = mpirun(3, "--spec " + spec_file() +
+                                   " --set training.workers=2 --set training.mode=" + GetParam() +
+                                   " --set budget.max_samples=0 -q --out " + out);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::ifstream in(out);
+  const auto result = nlohmann::json::parse(in);
+  const auto& curve = result["curve"];
+  ASSERT_GE(curve.size(), 2u);
+  EXPECT_GT(curve.back()["test_auc"].get<double>(), curve.front()["test_auc"].get<double>() + 0.05)
+      << GetParam();
+  EXPECT_GE(result["summary"]["samples"].get<int64_t>(), 12000);
+  EXPECT_EQ(result["summary"]["clock"], "wall");
+  EXPECT_EQ(result["workers"].size(), 2u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, ServerMode, ::testing::Values("async", "gba", "ssp", "backup"));
+
+TEST(Mpi, ADyingRankEndsTheJobWithAnError) {
+  const MpiRun run =
+      mpirun(3, "--spec " + spec_file() +
+                    " --set training.workers=2 --set training.mode=gba "
+                    "--set budget.max_samples=0 -q --fail-rank 2 --fail-step 3 --out " +
+                    testing::TempDir() + "mpi_dead.json");
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.exit_code, 124) << "the job hung until the timeout: " << run.output;
+  EXPECT_NE(run.output.find("failing on purpose"), std::string::npos) << run.output;
+}
+
+TEST(Mpi, TheWrongNumberOfRanksIsAClearError) {
+  const MpiRun run = mpirun(2, "--spec " + spec_file() + " --set training.mode=gba -q --out " +
+                                   testing::TempDir() + "mpi_wrong.json");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.output.find("needs 4 ranks (a server and one per worker), not 2"),
+            std::string::npos)
+      << run.output;
+}
+
+}  // namespace
+}  // namespace gbasim
