@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates one committed experiment: results/NAME/sweep.json is run with `gbasim sweep`
 # (its points go to results/NAME/points/, not committed), then results/NAME/summary.csv,
-# the figures listed in results/NAME/figures (one `plot_sweep.py` KIND and its options a
+# the figures listed in results/NAME/plots (one `plot_sweep.py` KIND and its options a
 # line) and results/NAME/table.md (scripts/sweep_table.py) are written.
 #
 # Usage: scripts/reproduce.sh NAME [--fresh] [--jobs J]
@@ -34,12 +34,12 @@ bash scripts/build.sh
 [ $fresh -eq 0 ] || rm -rf "$dir/points" "$dir/summary.csv"
 start=$(date +%s)
 ./build/sim/gbasim sweep --spec "$dir/sweep.json" --jobs "$jobs"
-if [ -f "$dir/figures" ]; then
+if [ -f "$dir/plots" ]; then
   while read -r line; do
     case $line in ''|'#'*) continue ;; esac
     # shellcheck disable=SC2086  # the line holds the plot's arguments
     eval "/usr/bin/python3 scripts/plot_sweep.py $line"
-  done <"$dir/figures"
+  done <"$dir/plots"
 fi
 /usr/bin/python3 scripts/sweep_table.py "$dir" >"$dir/table.md.tmp"
 mv "$dir/table.md.tmp" "$dir/table.md"
