@@ -12,10 +12,10 @@
 #include <iostream>
 #include <thread>
 
-#include "hw/slowdown.h"
 #include "models/errors.h"
 #include "models/layers.h"
 #include "models/optimizer.h"
+#include "spec/slowdown.h"
 #include "strategies/update_rule.h"
 
 namespace gbasim {

@@ -20,6 +20,8 @@ Commands:
            resumable; a result per point and a summary CSV
   trace-stats  what simulated workers replaying a trace (PAI mini-batch times,
            Alibaba machine usage, generic) see: slowdowns, spread, slow episodes
+  calibrate  measure this machine (model compute, MPI latency and bandwidth, cores)
+           and write a platform file for comparing the simulator with gbasim-mpi
   data     describe a data set: sizes, click-through rate, field cardinalities and, for
            synthetic data, the Bayes-optimal test AUC
 
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
     if (command == "data") return gbasim::run_data(args);
     if (command == "trace-stats") return gbasim::run_trace_stats(args);
     if (command == "sweep") return gbasim::run_sweep(args);
+    if (command == "calibrate") return gbasim::run_calibrate(args);
     std::cerr << "gbasim: unknown command '" << command << "'\n\n" << kUsage;
     return 2;
   } catch (const gbasim::InputError& e) {

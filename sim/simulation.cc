@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "models/errors.h"
+#include "spec/slowdown.h"
 #include "strategies/update_rule.h"
 #include "traces/pai_trace.h"
 #include "traces/trace_mapping.h"
@@ -186,6 +187,9 @@ class Simulation {
  private:
   void load_trace();
   void build_platform();
+  // Runs `flops` for the calling actor: on its own host (with `threads` cores), or on the
+  // shared machine (one core) when there is one.
+  void run_flops(double flops, int threads = 1);
   // Another tenant's work on `worker`'s host: it computes for duty x period of every period.
   void tenant(int worker);
   // The budget is checked when an update is applied, so that all-reduce workers stop
@@ -256,6 +260,10 @@ class Simulation {
   std::vector<std::string> usage_machines_;
   std::vector<std::vector<std::pair<double, double>>> speed_changes_, bandwidth_changes_;
   bool usage_wraps_ = false;
+  // cluster.shared_cores: the one machine every rank computes on, and each worker's
+  // slowdowns, slept as real ranks do.
+  sg4::Host* machine_ = nullptr;
+  std::vector<RankSlowdown> rank_slowdowns_;
   // Switching: a model move in progress holds every admission back.
   bool moving_ = false;
   std::optional<ModelMove> owed_move_;  // taken from the controller, to be made
@@ -327,6 +335,12 @@ void Simulation::build_platform() {
     for (int i = 0; i < static_cast<int>(group[0]); ++i) speeds.push_back(group[1]);
   if (speeds.empty()) speeds.assign(n_, c.worker_speed);
   const std::vector<double> persistent = persistent_slowdowns(spec_.stragglers, n_);
+  const bool shared = c.shared_cores > 0;
+  if (shared) {
+    machine_ = zone->create_host("machine", c.worker_speed)->set_core_count(c.shared_cores);
+    machine_->seal();
+    for (int w = 0; w < n_; ++w) rank_slowdowns_.emplace_back(spec_, w);
+  }
   for (int w = 0; w < n_; ++w) {
     WorkerStats& s = workers_[w];
     s.persistent = persistent[w];
@@ -337,7 +351,7 @@ void Simulation::build_platform() {
     if (g.transient_rate_per_s > 0.0)
       factors.push_back(episode_source([g, w](double h) { return transient_episodes(g, w, h); }));
     if (!speed_changes_.empty()) factors.push_back(fixed_source(speed_changes_[w]));
-    if (!factors.empty()) {
+    if (!factors.empty() && !shared) {
       s.host->set_speed_profile(
           product_profile(s.host->get_name() + "-speed", std::move(factors), 1.0 / initial,
                           g.transient_rate_per_s > 0.0 ? 10.0 / g.transient_rate_per_s : 10.0));
@@ -433,13 +447,30 @@ void Simulation::gradient_for(int w, Gradient& grad) {
 }
 
 void Simulation::compute(int worker, int64_t step) {
-  const double flops = spec_.cost.flops_scale * model_.flops_per_sample() *
-                       static_cast<double>(spec_.training.local_batch) *
-                       step_noise(spec_.stragglers, worker, step) *
-                       (replay_ ? replay_->slowdown(worker, step) : 1.0);
+  const double base = spec_.cost.flops_scale * model_.flops_per_sample() *
+                      static_cast<double>(spec_.training.local_batch);
   const double start = sg4::Engine::get_clock();
-  sg4::this_actor::execute(flops);
+  if (machine_ != nullptr) {
+    // As a real rank: compute, then sleep (slowdown - 1) x the time it took.
+    run_flops(base);
+    const double took = sg4::Engine::get_clock() - start;
+    const double slowdown = rank_slowdowns_[worker].factor(step, start);
+    if (slowdown > 1.0) sg4::this_actor::sleep_for((slowdown - 1.0) * took);
+  } else {
+    sg4::this_actor::execute(base * step_noise(spec_.stragglers, worker, step) *
+                             (replay_ ? replay_->slowdown(worker, step) : 1.0));
+  }
   workers_[worker].compute_s += sg4::Engine::get_clock() - start;
+}
+
+void Simulation::run_flops(double flops, int threads) {
+  if (machine_ != nullptr) {
+    sg4::this_actor::exec_init(flops)->set_host(machine_)->wait();
+  } else if (threads > 1) {
+    sg4::this_actor::exec_init(flops)->set_thread_count(threads)->wait();
+  } else {
+    sg4::this_actor::execute(flops);
+  }
 }
 
 void Simulation::applied(const Gradient& update) {
@@ -537,7 +568,7 @@ void Simulation::parameter_server() {
       const double flops = spec_.cost.update_flops_per_value *
                            static_cast<double>(updated_values(*update, dense_values_, dims_)) /
                            shards;
-      sg4::this_actor::exec_init(flops)->set_thread_count(spec_.cluster.ps_cores)->wait();
+      run_flops(flops, spec_.cluster.ps_cores);
     }
     acks_[arrival->worker]->put_init(new int(0), kControlBytes)->detach([](void* p) {
       delete static_cast<int*>(p);
@@ -567,8 +598,8 @@ void Simulation::allreduce_step(int w, int64_t step, const Admission& admission,
     messages_ += 3 * (n_ - 1);
   }
   me.comm_s += sg4::Engine::get_clock() - start;
-  sg4::this_actor::execute(spec_.cost.update_flops_per_value *
-                           static_cast<double>(updated_values(grad, dense_values_, dims_)));
+  run_flops(spec_.cost.update_flops_per_value *
+            static_cast<double>(updated_values(grad, dense_values_, dims_)));
   std::optional<ModelMove> move;
   {
     std::unique_lock lock(*mutex_);
@@ -582,7 +613,7 @@ void Simulation::tenant(int w) {
   const StragglerConfig& g = spec_.stragglers;
   const double busy_flops = g.colocated_duty * g.colocated_period_s * workers_[w].speed;
   while (true) {
-    sg4::this_actor::execute(busy_flops);  // shares the host's core fairly with the worker
+    run_flops(busy_flops);  // shares the host's core fairly with the worker
     sg4::this_actor::sleep_for((1.0 - g.colocated_duty) * g.colocated_period_s);
   }
 }

@@ -32,6 +32,11 @@ struct ClusterSpec {
   double nic_bandwidth = 3.125e9;      // bytes/s of each host's link (25 Gb/s)
   double nic_latency = 10e-6;          // seconds; hosts meet at a non-blocking switch
   std::string network_model = "LV08";  // SimGrid's network/model: LV08 or CM02
+  // 0: every worker and server shard is a host of its own. n > 0: they are processes of one
+  // machine with n cores of worker_speed each (as gbasim-mpi's ranks on this machine):
+  // every computation shares those cores, and stragglers sleep (slowdown - 1) x their
+  // compute as real ranks do; each rank keeps its own link (nic_bandwidth, nic_latency).
+  int shared_cores = 0;
 };
 
 struct CostSpec {

@@ -21,6 +21,14 @@ const std::string kSpec = R"({"data": {"train_samples": 12000, "test_samples": 2
   "stragglers": {"persistent_fraction": 0, "noise_cv": 0, "transient_rate_per_s": 0},
   "evaluation": {"interval_s": 0.02}, "budget": {"max_samples": 3840}})";
 
+// A temporary file name of this test's own: CTest runs these tests in parallel.
+std::string own_file(const std::string& what) {
+  std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  for (char& c : name)
+    if (c == '/') c = '_';
+  return testing::TempDir() + "mpi_" + name + "_" + what;
+}
+
 struct MpiRun {
   int exit_code;
   std::string output;
@@ -28,7 +36,7 @@ struct MpiRun {
 
 // Runs scripts/mpirun.sh with `ranks` and the arguments; the output is stdout and stderr.
 MpiRun mpirun(int ranks, const std::string& args) {
-  const std::string log = testing::TempDir() + "mpi_test.log";
+  const std::string log = own_file("log.txt");
   const std::string command = std::string("GBASIM_MPI=") + GBASIM_MPI_EXE + " timeout 120 bash " +
                               GBASIM_MPIRUN + " " + std::to_string(ranks) + " " + args + " >" +
                               log + " 2>&1";
@@ -39,7 +47,7 @@ MpiRun mpirun(int ranks, const std::string& args) {
 }
 
 std::string spec_file() {
-  const std::string path = testing::TempDir() + "mpi_spec.json";
+  const std::string path = own_file("spec.json");
   std::ofstream(path) << kSpec;
   return path;
 }
@@ -53,9 +61,9 @@ std::vector<float> read_floats(const std::string& path) {
 }
 
 TEST(Mpi, SyncOnThreeRanksEqualsTheRuleInOneProcess) {
-  const std::string spec_path = spec_file(), params = testing::TempDir() + "mpi_params.bin";
+  const std::string spec_path = spec_file(), params = own_file("params.bin");
   const MpiRun run = mpirun(3, "--spec " + spec_path + " --set training.mode=sync -q --out " +
-                                   testing::TempDir() + "mpi_sync.json --params-out " + params);
+                                   own_file("result.json") + " --params-out " + params);
   ASSERT_EQ(run.exit_code, 0) << run.output;
 
   // The same steps in one process: three shards, the sync rule, gradients in worker order.
@@ -102,7 +110,7 @@ TEST(Mpi, SyncOnThreeRanksEqualsTheRuleInOneProcess) {
 class ServerMode : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ServerMode, AucRisesOnThreeRanks) {
-  const std::string out = testing::TempDir() + "mpi_" + GetParam() + ".json";
+  const std::string out = own_file("result.json");
   const MpiRun run = mpirun(3, "--spec " + spec_file() +
                                    " --set training.workers=2 --set training.mode=" + GetParam() +
                                    " --set budget.max_samples=0 -q --out " + out);
@@ -125,15 +133,15 @@ TEST(Mpi, ADyingRankEndsTheJobWithAnError) {
       mpirun(3, "--spec " + spec_file() +
                     " --set training.workers=2 --set training.mode=gba "
                     "--set budget.max_samples=0 -q --fail-rank 2 --fail-step 3 --out " +
-                    testing::TempDir() + "mpi_dead.json");
+                    own_file("result.json"));
   EXPECT_NE(run.exit_code, 0) << run.output;
   EXPECT_NE(run.exit_code, 124) << "the job hung until the timeout: " << run.output;
   EXPECT_NE(run.output.find("failing on purpose"), std::string::npos) << run.output;
 }
 
 TEST(Mpi, TheWrongNumberOfRanksIsAClearError) {
-  const MpiRun run = mpirun(2, "--spec " + spec_file() + " --set training.mode=gba -q --out " +
-                                   testing::TempDir() + "mpi_wrong.json");
+  const MpiRun run = mpirun(
+      2, "--spec " + spec_file() + " --set training.mode=gba -q --out " + own_file("result.json"));
   EXPECT_NE(run.exit_code, 0);
   EXPECT_NE(run.output.find("needs 4 ranks (a server and one per worker), not 2"),
             std::string::npos)

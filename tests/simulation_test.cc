@@ -330,6 +330,35 @@ TEST(Simulation, AutomaticSwitchingLeavesSyncUnderAStraggler) {
   EXPECT_EQ(result["switching"]["final_mode"], "gba");
 }
 
+// Two ranks on one machine of one core (cluster.shared_cores): their computations share the
+// core, so each takes twice as long, and the slow one then sleeps (2 - 1) x that, as a real
+// rank would. A sync step is 4 c plus the ring.
+TEST(Simulation, RanksOnASharedMachineShareItsCoresAndSleepTheirSlowdown) {
+  ExperimentSpec s = quiet_cluster(Mode::kSync, 2);
+  s.cost.update_flops_per_value = 0.0;
+  s.cluster.shared_cores = 1;
+  s.stragglers.persistent_fraction = 0.5;
+  s.stragglers.persistent_slowdown = 2.0;
+  s.budget.max_samples = 2 * 64 * 4;
+  const auto result = simulate(s);
+  const SyntheticData data = generate_synthetic(s.data.synthetic);
+  const Model model(s.model, data.train.cardinalities, data.train.num_dense);
+  const double bandwidth = s.cluster.nic_bandwidth, latency = 2.0 * s.cluster.nic_latency;
+  const double c = s.cost.flops_scale * model.flops_per_sample() * 64 / s.cluster.worker_speed;
+  const double dense_pass =
+      latency + 4.0 * static_cast<double>(model.num_dense_parameters()) / 2 / bandwidth;
+  ShardIterator shard0(data.train, 0, 2, s.seed), shard1(data.train, 1, 2, s.seed);
+  const auto& ends = result["workers"][0]["step_ends"];
+  ASSERT_EQ(ends.size(), 4u);
+  double t = 0.0;
+  for (size_t k = 0; k < ends.size(); ++k) {
+    const double s0 = sparse_bytes(shard0.next(64), {1, 4}),
+                 s1 = sparse_bytes(shard1.next(64), {1, 4});
+    t += 4 * c + 2 * dense_pass + latency + std::max(s0, s1) / bandwidth;
+    EXPECT_NEAR(ends[k].get<double>(), t, 1e-9 * t) << "step " << k;
+  }
+}
+
 class EveryMode : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(EveryMode, AShortRunLearns) {

@@ -1,4 +1,4 @@
-#include "hw/slowdown.h"
+#include "spec/slowdown.h"
 
 #include <algorithm>
 
