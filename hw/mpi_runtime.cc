@@ -56,6 +56,10 @@ class Buffer {
   size_t read_ = 0;
 };
 
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
 void send(const Buffer& b, int to, int tag) {
   auto& bytes = const_cast<Buffer&>(b).bytes();
   MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, tag, MPI_COMM_WORLD);
@@ -64,14 +68,16 @@ void send(const Buffer& b, int to, int tag) {
 // Receives the next message with `tag` (from `from`, or anyone), polling with short sleeps
 // rather than spinning, so that a waiting rank leaves its core to the ranks that compute
 // (the job may run oversubscribed).
-Buffer receive(int from, int tag, int* source = nullptr) {
+Buffer receive(int from, int tag, int* source = nullptr, double* idle_s = nullptr) {
   MPI_Status status;
   int ready = 0;
+  const auto start = std::chrono::steady_clock::now();
   for (;;) {
     MPI_Iprobe(from, tag, MPI_COMM_WORLD, &ready, &status);
     if (ready) break;
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
+  if (idle_s) *idle_s += seconds_since(start);
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
   Buffer b;
@@ -99,10 +105,6 @@ SparseRows get_rows(Buffer& b) {
   return s;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
 void sleep_for(double seconds) {
   if (seconds > 0.0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 }
@@ -111,6 +113,12 @@ struct Snapshot {
   double time;
   int64_t global_step, samples;
   Parameters params;
+};
+
+// Where the parameter server's time goes (seconds).
+struct ServerRecord {
+  double idle_s = 0.0, receive_s = 0.0, update_s = 0.0, grant_s = 0.0;
+  int64_t pushes = 0, grants = 0;
 };
 
 struct WorkerRecord {
@@ -197,31 +205,51 @@ RuleMetrics run_sync(Job& job, WorkerRecord& me, int64_t& applied) {
                   MPI_COMM_WORLD);
     const bool out_of_time = dense.back() > 0.0f;
     dense.pop_back();
-    // Every worker's rows of every table.
-    std::vector<std::vector<SparseRows>> rows(n, std::vector<SparseRows>(tables));
+    // Every worker's rows of every table, in three collectives: the row counts per table,
+    // then all row ids, then all values, each rank's tables one after another.
+    std::vector<int> counts(tables), all_counts(tables * n);
+    std::vector<int32_t> my_rows;
+    std::vector<float> my_values;
     for (size_t k = 0; k < tables; ++k) {
       const SparseRows& mine = grad.tables[k];
-      const int dim = static_cast<int>(job.params.tables[k].cols());
-      int count = static_cast<int>(mine.rows.size());
-      std::vector<int> counts(n), offsets(n), value_counts(n), value_offsets(n);
-      MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
-      int total = 0;
-      for (int v = 0; v < n; ++v) {
-        offsets[v] = total;
-        value_counts[v] = counts[v] * dim;
-        value_offsets[v] = total * dim;
-        total += counts[v];
+      counts[k] = static_cast<int>(mine.rows.size());
+      my_rows.insert(my_rows.end(), mine.rows.begin(), mine.rows.end());
+      my_values.insert(my_values.end(), mine.values.data(),
+                       mine.values.data() + mine.values.size());
+    }
+    MPI_Allgather(counts.data(), static_cast<int>(tables), MPI_INT, all_counts.data(),
+                  static_cast<int>(tables), MPI_INT, MPI_COMM_WORLD);
+    std::vector<int> row_counts(n, 0), row_offsets(n, 0), value_counts(n, 0), value_offsets(n, 0);
+    for (int v = 0, rows_total = 0, values_total = 0; v < n; ++v) {
+      for (size_t k = 0; k < tables; ++k) {
+        const int c_k = all_counts[v * tables + k];
+        row_counts[v] += c_k;
+        value_counts[v] += c_k * static_cast<int>(job.params.tables[k].cols());
       }
-      std::vector<int32_t> all_rows(static_cast<size_t>(total));
-      std::vector<float> all_values(static_cast<size_t>(total) * dim);
-      MPI_Allgatherv(mine.rows.data(), count, MPI_INT32_T, all_rows.data(), counts.data(),
-                     offsets.data(), MPI_INT32_T, MPI_COMM_WORLD);
-      MPI_Allgatherv(mine.values.data(), count * dim, MPI_FLOAT, all_values.data(),
-                     value_counts.data(), value_offsets.data(), MPI_FLOAT, MPI_COMM_WORLD);
-      for (int v = 0; v < n; ++v) {
-        SparseRows& s = rows[v][k];
-        s.rows.assign(all_rows.begin() + offsets[v], all_rows.begin() + offsets[v] + counts[v]);
-        s.values = Eigen::Map<RowMatrixXf>(all_values.data() + value_offsets[v], counts[v], dim);
+      row_offsets[v] = rows_total;
+      value_offsets[v] = values_total;
+      rows_total += row_counts[v];
+      values_total += value_counts[v];
+    }
+    std::vector<int32_t> all_rows(static_cast<size_t>(row_offsets[n - 1] + row_counts[n - 1]));
+    std::vector<float> all_values(static_cast<size_t>(value_offsets[n - 1] + value_counts[n - 1]));
+    MPI_Allgatherv(my_rows.data(), static_cast<int>(my_rows.size()), MPI_INT32_T, all_rows.data(),
+                   row_counts.data(), row_offsets.data(), MPI_INT32_T, MPI_COMM_WORLD);
+    MPI_Allgatherv(my_values.data(), static_cast<int>(my_values.size()), MPI_FLOAT,
+                   all_values.data(), value_counts.data(), value_offsets.data(), MPI_FLOAT,
+                   MPI_COMM_WORLD);
+    std::vector<std::vector<SparseRows>> rows(n, std::vector<SparseRows>(tables));
+    for (int v = 0; v < n; ++v) {
+      size_t r = static_cast<size_t>(row_offsets[v]), x = static_cast<size_t>(value_offsets[v]);
+      for (size_t k = 0; k < tables; ++k) {
+        const int count = all_counts[v * tables + k];
+        const int dim = static_cast<int>(job.params.tables[k].cols());
+        SparseRows& sr = rows[v][k];
+        sr.rows.assign(all_rows.begin() + static_cast<ptrdiff_t>(r),
+                       all_rows.begin() + static_cast<ptrdiff_t>(r) + count);
+        sr.values = Eigen::Map<RowMatrixXf>(all_values.data() + x, count, dim);
+        r += static_cast<size_t>(count);
+        x += static_cast<size_t>(count) * static_cast<size_t>(dim);
       }
     }
     me.comm_s += seconds_since(c);
@@ -313,7 +341,7 @@ void run_ps_worker(Job& job, WorkerRecord& me) {
 // The parameter server (rank 0): the rule, the parameters and the optimizer. Requests and
 // pushes are handled one at a time in arrival order; a refused request waits in a queue and
 // is tried again after every update.
-RuleMetrics run_ps_server(Job& job, int64_t& applied) {
+RuleMetrics run_ps_server(Job& job, int64_t& applied, ServerRecord& record) {
   const ExperimentSpec& spec = job.spec;
   const int n = job.size - 1;
   auto rule = make_rule(spec.training);
@@ -333,7 +361,10 @@ RuleMetrics run_ps_server(Job& job, int64_t& applied) {
       for (int32_t row : wanted[w][k])
         b.put(table.row(row).data(), static_cast<size_t>(table.cols()));
     }
+    const auto sent = std::chrono::steady_clock::now();
     send(b, w + 1, kToWorker);
+    record.grant_s += seconds_since(sent);
+    ++record.grants;
   };
   auto tell_stop = [&](int w) {
     Buffer b;
@@ -343,7 +374,9 @@ RuleMetrics run_ps_server(Job& job, int64_t& applied) {
   };
   while (stopped < n) {
     int source = 0;
-    Buffer m = receive(MPI_ANY_SOURCE, kToServer, &source);
+    auto t = std::chrono::steady_clock::now();
+    Buffer m = receive(MPI_ANY_SOURCE, kToServer, &source, &record.idle_s);
+    record.receive_s += seconds_since(t);
     const int w = source - 1;
     const auto kind = m.get<int32_t>();
     if (kind == kAdmit) {
@@ -370,12 +403,15 @@ RuleMetrics run_ps_server(Job& job, int64_t& applied) {
     g.dense.resize(job.params.dense.size());
     m.get(g.dense.data(), static_cast<size_t>(g.dense.size()));
     for (size_t k = 0; k < tables; ++k) g.tables.push_back(get_rows(m));
+    ++record.pushes;
+    t = std::chrono::steady_clock::now();
     if (auto update = rule->receive(w, token, std::move(g))) {
       optimizer.apply(job.params, *update);
       applied += update->samples;
       stop = applied >= job.max_samples || job.out_of_time();
       job.maybe_snapshot(rule->global_step(), applied);
     }
+    record.update_s += seconds_since(t);
     for (size_t i = waiting.size(); i-- > 0;) {  // each waiting worker once, in order
       const int v = waiting.front();
       waiting.pop_front();
@@ -421,6 +457,7 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
     job.data.test = first_rows(job.data.test, spec.evaluation.test_samples);
   const bool sync = spec.training.mode == Mode::kSync;
   WorkerRecord me;
+  ServerRecord server;
   int64_t applied = 0;
   RuleMetrics metrics;
   MPI_Barrier(MPI_COMM_WORLD);
@@ -429,7 +466,7 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
   if (sync) {
     metrics = run_sync(job, me, applied);
   } else if (job.rank == 0) {
-    metrics = run_ps_server(job, applied);
+    metrics = run_ps_server(job, applied, server);
   } else {
     run_ps_worker(job, me);
   }
@@ -527,6 +564,11 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
                        {"step_ends", ends}});
   }
   doc["workers"] = workers;
+  if (!sync) {
+    doc["server"] = {{"idle_s", server.idle_s},     {"receive_s", server.receive_s},
+                     {"update_s", server.update_s}, {"grant_s", server.grant_s},
+                     {"pushes", server.pushes},     {"grants", server.grants}};
+  }
   return doc;
 }
 

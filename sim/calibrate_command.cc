@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <thread>
 
@@ -47,24 +49,34 @@ int run_calibrate(const std::vector<std::string>& args) {
   std::string spec_path, out_path = "out/calibrated-platform.json", report_path;
   std::vector<std::string> overrides;
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  bool fit = true;
   po::options_description desc(
       "gbasim calibrate --spec FILE [options]\n\n"
       "Measures this machine for the spec's model and batch: one local batch's gradient and\n"
-      "one optimizer update (medians of 20 runs, single-threaded), and MPI's point-to-point\n"
+      "one optimizer update (medians of 50 runs, single-threaded), and MPI's point-to-point\n"
       "latency and bandwidth between two gbasim-mpi ranks (scripts/mpirun.sh). Writes a\n"
       "platform file (cluster keys; name it in a spec's cluster.platform) that places every\n"
       "rank on one machine of this many cores, sharing them as real ranks do, and a report\n"
       "with the measurements and the cost settings to run with it:\n"
-      "  --set cost.flops_scale=1 --set cost.update_flops_per_value=<reported>\n\nOptions");
+      "  --set cost.flops_scale=1 --set cost.update_flops_per_value=<reported>\n"
+      "Then (unless --no-fit) it runs the spec for real with no stragglers, in sync and in\n"
+      "async, and fits two numbers by bisection on the simulator:\n"
+      "the message latency, so that simulated sync takes the real time, and the server's work\n"
+      "per push, so that simulated async does. What is left to predict is\n"
+      "everything else: stragglers, other modes, other budgets.\n\nOptions");
   desc.add_options()("help,h", "show this help")("spec", po::value(&spec_path)->value_name("FILE"),
                                                  "experiment spec")(
       "set", po::value(&overrides)->composing()->value_name("KEY=VALUE"), "override a spec key")(
       "out", po::value(&out_path)->default_value(out_path), "the platform file to write")(
       "report", po::value(&report_path)->value_name("FILE"),
       "the measurements and cost settings (default: the platform file's name + .report.json)")(
-      "cores", po::value(&cores)->default_value(cores), "cores the ranks share");
+      "cores", po::value(&cores)->default_value(cores), "cores the ranks share")(
+      "no-fit",
+      "only the microbenchmarks: skip fitting the message latency and the update cost "
+      "to short real runs");
   po::variables_map vm;
   if (!parse_options(args, desc, vm)) return 0;
+  fit = !vm.count("no-fit");
   if (spec_path.empty()) throw po::error("--spec FILE is required");
   if (cores < 1) throw po::error("--cores must be at least 1");
   if (report_path.empty())
@@ -80,9 +92,9 @@ int run_calibrate(const std::vector<std::string>& args) {
   const Batch batch = shard.next(spec.training.local_batch);
   Gradient grad;
   const double gradient_s =
-      median_seconds(20, [&] { model.forward_backward(params, batch, grad); });
+      median_seconds(50, [&] { model.forward_backward(params, batch, grad); });
   Optimizer optimizer(spec.optimizer, params);
-  const double update_s = median_seconds(20, [&] { optimizer.apply(params, grad); });
+  const double update_s = median_seconds(50, [&] { optimizer.apply(params, grad); });
   int64_t values = grad.dense.size();
   for (const auto& t : grad.tables) values += static_cast<int64_t>(t.values.size());
   const double flops = model.flops_per_sample() * static_cast<double>(spec.training.local_batch);
@@ -128,6 +140,95 @@ int run_calibrate(const std::vector<std::string>& args) {
       {"overrides",
        {"cost.flops_scale=1",
         "cost.update_flops_per_value=" + std::to_string(update_flops_per_value)}}};
+  double server_push = 0.0;
+  if (fit) {
+    // Short straggler-free runs, real and simulated, of the spec as placed here.
+    const std::string work = out_path + ".fit";
+    fs::create_directories(work);
+    std::vector<std::string> quiet_runs = overrides;
+    for (const char* o : {"stragglers.persistent_fraction=0", "stragglers.noise_cv=0",
+                          "stragglers.transient_rate_per_s=0", "stragglers.network_rate_per_s=0",
+                          "stragglers.colocated_fraction=0",
+                          "stragglers.trace.format=", "evaluation.interval_s=1000"})
+      quiet_runs.emplace_back(o);
+    auto sets = [&](const std::vector<std::string>& extra) {
+      std::string text;
+      for (const auto& o : quiet_runs) text += " --set '" + o + "'";
+      for (const auto& o : extra) text += " --set '" + o + "'";
+      return text;
+    };
+    auto run = [&](const std::string& command, const std::string& result, const char* key) {
+      const int rc = std::system((command + " >/dev/null 2>'" + work + "/log.txt'").c_str());
+      if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0)
+        throw InputError("calibration run failed (see " + work + "/log.txt): " + command);
+      std::ifstream file(result);
+      return nlohmann::json::parse(file)["summary"][key].get<double>();
+    };
+    auto real = [&](const std::string& mode) {
+      const int ranks = spec.training.num_workers + (mode == "sync" ? 0 : 1);
+      const std::string result = work + "/real-" + mode + ".json";
+      return run("GBASIM_MPI='" + mpi.string() +
+                     "' bash '" GBASIM_SOURCE_DIR "/scripts/mpirun.sh' " + std::to_string(ranks) +
+                     " --spec '" + spec_path + "'" + sets({"training.mode=" + mode}) +
+                     " -q --out '" + result + "'",
+                 result, "run_time");
+    };
+    auto simulated = [&](const std::string& mode, double nic_latency, double push_flops) {
+      nlohmann::ordered_json trial = platform;
+      trial["nic_latency"] = nic_latency;
+      write_json_atomically(work + "/platform.json", trial);
+      const std::string result = work + "/sim-" + mode + ".json";
+      std::string command = "'";
+      command += exe.string();
+      command += "' run --spec '";
+      command += spec_path;
+      command += "'";
+      command += sets({"training.mode=" + mode,
+                       "cluster.platform=" + fs::absolute(work + "/platform.json").string(),
+                       "cost.flops_scale=1",
+                       "cost.update_flops_per_value=" + std::to_string(update_flops_per_value),
+                       "cost.server_flops_per_push=" + std::to_string(push_flops)});
+      command += " -q --out '";
+      command += result;
+      command += "'";
+      return run(command, result, "simulated_time");
+    };
+    // Bisection in log space for the x where f(x) = target (f increasing).
+    auto solve = [](double lo, double hi, double target, const std::function<double(double)>& f) {
+      for (int i = 0; i < 14; ++i) {
+        const double mid = std::sqrt(lo * hi);
+        (f(mid) < target ? lo : hi) = mid;
+      }
+      return std::sqrt(lo * hi);
+    };
+    std::cerr << "gbasim calibrate: real sync and async runs with no stragglers\n";
+    const double real_sync = real("sync"), real_async = real("async");
+    std::cerr << "gbasim calibrate: fitting the message latency to sync (" << real_sync << " s)\n";
+    const double fitted_latency =
+        solve(1e-8, 1e-1, real_sync, [&](double l) { return simulated("sync", l, 0.0); });
+    std::cerr << "gbasim calibrate: fitting the server's work per push to async (" << real_async
+              << " s)\n";
+    const double per_value = speed * 1e-3;  // the bracket's scale: a millisecond of a core
+    const double fitted_push = per_value * solve(1e-4, 1e3, real_async, [&](double u) {
+                                 return simulated("async", fitted_latency, u * per_value);
+                               });
+    platform["nic_latency"] = fitted_latency;
+    report["fit"] = {
+        {"method",
+         "bisection on the simulator: the spec's sync and async runs with no stragglers, "
+         "real (gbasim-mpi) against simulated"},
+        {"real_sync_s", real_sync},
+        {"real_async_s", real_async},
+        {"sim_sync_s", simulated("sync", fitted_latency, 0.0)},
+        {"sim_async_s", simulated("async", fitted_latency, fitted_push)},
+        {"nic_latency_microbenchmark", latency / 2},
+        {"nic_latency", fitted_latency},
+        {"server_flops_per_push", fitted_push},
+        {"server_seconds_per_push", fitted_push / speed}};
+    report["overrides"].push_back("cost.server_flops_per_push=" + std::to_string(fitted_push));
+    server_push = fitted_push;
+    fs::remove_all(work);
+  }
   write_json_atomically(out_path, platform);
   write_json_atomically(report_path, report);
   std::printf("gradient of a batch of %lld: %.3f ms (%.3g flop/s); optimizer update: %.3f ms\n",
@@ -140,6 +241,12 @@ int run_calibrate(const std::vector<std::string>& args) {
       "--set cost.update_flops_per_value=%g\n",
       out_path.c_str(), report_path.c_str(), fs::absolute(out_path).c_str(),
       update_flops_per_value);
+  if (report.contains("fit")) {
+    std::printf(
+        "fitted to real straggler-free runs: message latency %.3g s per link (ping-pong: "
+        "%.3g); the server's work per push %.3g ms (--set cost.server_flops_per_push=%g)\n",
+        platform["nic_latency"].get<double>(), latency / 2, server_push / speed * 1e3, server_push);
+  }
   return 0;
 }
 

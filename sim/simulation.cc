@@ -553,6 +553,7 @@ void Simulation::parameter_server() {
   const int shards = static_cast<int>(ps_hosts_.size());
   while (true) {
     auto arrival = ps->get_unique<Arrival>();
+    if (spec_.cost.server_flops_per_push > 0.0) run_flops(spec_.cost.server_flops_per_push);
     std::optional<Gradient> update;
     {
       std::unique_lock lock(*mutex_);

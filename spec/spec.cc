@@ -106,6 +106,7 @@ void visit(V& v, ExperimentSpec& s) {
   v.section("cost", [&] {
     v.field("flops_scale", s.cost.flops_scale);
     v.field("update_flops_per_value", s.cost.update_flops_per_value);
+    v.field("server_flops_per_push", s.cost.server_flops_per_push);
   });
   v.section("stragglers", [&] {
     StragglerConfig& g = s.stragglers;
@@ -397,6 +398,8 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
   if (!(s.cost.flops_scale > 0.0)) fail("cost.flops_scale", "must be positive");
   if (s.cost.update_flops_per_value < 0.0)
     fail("cost.update_flops_per_value", "must not be negative");
+  if (s.cost.server_flops_per_push < 0.0)
+    fail("cost.server_flops_per_push", "must not be negative");
   if (!(s.evaluation.interval_s > 0.0)) fail("evaluation.interval_s", "must be positive");
   if (s.evaluation.test_samples < 0) fail("evaluation.test_samples", "must not be negative");
   if (s.budget.max_samples < 0) fail("budget.max_samples", "must not be negative");

@@ -44,6 +44,9 @@ struct CostSpec {
   // x b / worker speed: the small real model stands in for a production-size one.
   double flops_scale = 100.0;
   double update_flops_per_value = 10.0;  // optimizer flops per updated value
+  // The parameter server's own work for each push it takes in and the pull that follows
+  // (unpacking, the rule, packing parameters), in flops of one server core.
+  double server_flops_per_push = 0.0;
 };
 
 struct EvaluationSpec {

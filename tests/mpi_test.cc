@@ -148,5 +148,26 @@ TEST(Mpi, TheWrongNumberOfRanksIsAClearError) {
       << run.output;
 }
 
+// gbasim calibrate's platform file is one the simulator runs on (microbenchmarks only).
+TEST(Mpi, CalibrateWritesAPlatformTheSimulatorLoads) {
+  const std::string platform = own_file("platform.json"), log = own_file("log.txt");
+  std::string command = std::string(GBASIM_EXE) + " calibrate --no-fit --spec " + spec_file() +
+                        " --out " + platform + " >" + log + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream in(platform);
+  const auto p = nlohmann::json::parse(in);
+  EXPECT_GT(p["worker_speed"].get<double>(), 1e6);
+  EXPECT_GT(p["nic_bandwidth"].get<double>(), 1e6);
+  EXPECT_GT(p["nic_latency"].get<double>(), 0.0);
+  EXPECT_GE(p["shared_cores"].get<int>(), 1);
+  command = std::string(GBASIM_EXE) + " run --spec " + spec_file() +
+            " --set cluster.platform=" + platform + " --set training.mode=gba -q --out " +
+            own_file("result.json") + " >" + log + " 2>&1";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream result(own_file("result.json"));
+  const auto r = nlohmann::json::parse(result);
+  EXPECT_EQ(r["spec"]["cluster"]["shared_cores"], p["shared_cores"]);
+}
+
 }  // namespace
 }  // namespace gbasim
