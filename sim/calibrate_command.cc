@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "models/errors.h"
+#include "models/gradient.h"
 #include "models/optimizer.h"
 #include "sim/commands.h"
 #include "sim/output.h"
@@ -53,7 +54,8 @@ int run_calibrate(const std::vector<std::string>& args) {
   po::options_description desc(
       "gbasim calibrate --spec FILE [options]\n\n"
       "Measures this machine for the spec's model and batch: one local batch's gradient and\n"
-      "one optimizer update (medians of 50 runs, single-threaded), and MPI's point-to-point\n"
+      "one optimizer update and the merge of a global batch's gradients (medians of 50 runs,\n"
+      "single-threaded), and MPI's point-to-point\n"
       "latency and bandwidth between two gbasim-mpi ranks (scripts/mpirun.sh). Writes a\n"
       "platform file (cluster keys; name it in a spec's cluster.platform) that places every\n"
       "rank on one machine of this many cores, sharing them as real ranks do, and a report\n"
@@ -95,11 +97,30 @@ int run_calibrate(const std::vector<std::string>& args) {
       median_seconds(50, [&] { model.forward_backward(params, batch, grad); });
   Optimizer optimizer(spec.optimizer, params);
   const double update_s = median_seconds(50, [&] { optimizer.apply(params, grad); });
+  // Merging the gradients of a global batch (GBA's sum): M = G / b gradients of the spec.
+  const int parts =
+      std::max(1, static_cast<int>((spec.training.global_batch > 0
+                                        ? spec.training.global_batch
+                                        : spec.training.local_batch * spec.training.num_workers) /
+                                   spec.training.local_batch));
+  std::vector<Gradient> part_grads(static_cast<size_t>(parts));
+  int64_t part_values = 0;
+  for (auto& g : part_grads) {
+    model.forward_backward(params, shard.next(spec.training.local_batch), g);
+    part_values += g.dense.size();
+    for (const auto& t : g.tables) part_values += static_cast<int64_t>(t.values.size());
+  }
+  const double merge_s = median_seconds(50, [&] {
+    GradientSum sum;
+    for (const auto& g : part_grads) sum.add(g);
+    const Gradient merged = sum.take(1.0f);
+  });
   int64_t values = grad.dense.size();
   for (const auto& t : grad.tables) values += static_cast<int64_t>(t.values.size());
   const double flops = model.flops_per_sample() * static_cast<double>(spec.training.local_batch);
   const double speed = flops / gradient_s;  // with cost.flops_scale = 1
   const double update_flops_per_value = speed * update_s / static_cast<double>(values);
+  const double merge_flops_per_value = speed * merge_s / static_cast<double>(part_values);
 
   std::cerr << "gbasim calibrate: MPI ping-pong between two ranks\n";
   const fs::path exe = fs::read_symlink("/proc/self/exe");
@@ -137,9 +158,12 @@ int run_calibrate(const std::vector<std::string>& args) {
       {"mpi_bandwidth_bytes_per_s", bandwidth},
       {"cores", cores},
       {"platform", out_path},
+      {"merge_s", merge_s},
+      {"merged_gradients", parts},
       {"overrides",
        {"cost.flops_scale=1",
-        "cost.update_flops_per_value=" + std::to_string(update_flops_per_value)}}};
+        "cost.update_flops_per_value=" + std::to_string(update_flops_per_value),
+        "cost.merge_flops_per_value=" + std::to_string(merge_flops_per_value)}}};
   double server_push = 0.0;
   if (fit) {
     // Short straggler-free runs, real and simulated, of the spec as placed here.
@@ -187,6 +211,7 @@ int run_calibrate(const std::vector<std::string>& args) {
                        "cluster.platform=" + fs::absolute(work + "/platform.json").string(),
                        "cost.flops_scale=1",
                        "cost.update_flops_per_value=" + std::to_string(update_flops_per_value),
+                       "cost.merge_flops_per_value=" + std::to_string(merge_flops_per_value),
                        "cost.server_flops_per_push=" + std::to_string(push_flops)});
       command += " -q --out '";
       command += result;
@@ -236,11 +261,10 @@ int run_calibrate(const std::vector<std::string>& args) {
               update_s * 1e3);
   std::printf("MPI between two ranks: latency %.2f us, bandwidth %.2f GB/s; %d cores shared\n",
               latency * 1e6, bandwidth / 1e9, cores);
-  std::printf(
-      "platform: %s\nreport: %s\nrun with: --set cluster.platform=%s --set cost.flops_scale=1 "
-      "--set cost.update_flops_per_value=%g\n",
-      out_path.c_str(), report_path.c_str(), fs::absolute(out_path).c_str(),
-      update_flops_per_value);
+  std::string settings;
+  for (const auto& o : report["overrides"]) settings += " --set " + o.get<std::string>();
+  std::printf("platform: %s\nreport: %s\nrun with: --set cluster.platform=%s%s\n", out_path.c_str(),
+              report_path.c_str(), fs::absolute(out_path).c_str(), settings.c_str());
   if (report.contains("fit")) {
     std::printf(
         "fitted to real straggler-free runs: message latency %.3g s per link (ping-pong: "

@@ -553,7 +553,14 @@ void Simulation::parameter_server() {
   const int shards = static_cast<int>(ps_hosts_.size());
   while (true) {
     auto arrival = ps->get_unique<Arrival>();
-    if (spec_.cost.server_flops_per_push > 0.0) run_flops(spec_.cost.server_flops_per_push);
+    double own = spec_.cost.server_flops_per_push;
+    // Modes that sum several gradients into one update merge this one's rows into the sum.
+    const Mode mode = mode_now();
+    if (mode == Mode::kGBA || mode == Mode::kBackupWorkers) {
+      own += spec_.cost.merge_flops_per_value *
+             static_cast<double>(updated_values(arrival->gradient, dense_values_, dims_));
+    }
+    if (own > 0.0) run_flops(own);
     std::optional<Gradient> update;
     {
       std::unique_lock lock(*mutex_);

@@ -107,6 +107,7 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("flops_scale", s.cost.flops_scale);
     v.field("update_flops_per_value", s.cost.update_flops_per_value);
     v.field("server_flops_per_push", s.cost.server_flops_per_push);
+    v.field("merge_flops_per_value", s.cost.merge_flops_per_value);
   });
   v.section("stragglers", [&] {
     StragglerConfig& g = s.stragglers;
@@ -400,6 +401,8 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
     fail("cost.update_flops_per_value", "must not be negative");
   if (s.cost.server_flops_per_push < 0.0)
     fail("cost.server_flops_per_push", "must not be negative");
+  if (s.cost.merge_flops_per_value < 0.0)
+    fail("cost.merge_flops_per_value", "must not be negative");
   if (!(s.evaluation.interval_s > 0.0)) fail("evaluation.interval_s", "must be positive");
   if (s.evaluation.test_samples < 0) fail("evaluation.test_samples", "must not be negative");
   if (s.budget.max_samples < 0) fail("budget.max_samples", "must not be negative");

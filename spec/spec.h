@@ -47,6 +47,9 @@ struct CostSpec {
   // The parameter server's own work for each push it takes in and the pull that follows
   // (unpacking, the rule, packing parameters), in flops of one server core.
   double server_flops_per_push = 0.0;
+  // GBA and backup workers: the server's work to merge each pushed gradient into the
+  // step's sum, per value the gradient carries.
+  double merge_flops_per_value = 0.0;
 };
 
 struct EvaluationSpec {
