@@ -15,6 +15,7 @@
 #include "models/errors.h"
 #include "models/layers.h"
 #include "models/optimizer.h"
+#include "spec/result.h"
 #include "spec/slowdown.h"
 #include "strategies/update_rule.h"
 
@@ -171,6 +172,18 @@ struct Job {
   }
 };
 
+// The gradient of the batch, then the straggler's sleep: (slowdown - 1) x the compute.
+void compute_step(Job& job, RankSlowdown& slow, int64_t step, const Batch& batch, Gradient& grad,
+                  WorkerRecord& me) {
+  const auto t = std::chrono::steady_clock::now();
+  job.model.forward_backward(job.params, batch, grad);
+  const double compute = seconds_since(t);
+  const double extra = (slow.factor(step, job.elapsed() - compute) - 1.0) * compute;
+  sleep_for(extra);
+  me.compute_s += compute;
+  me.injected_s += std::max(extra, 0.0);
+}
+
 // Sync: rank r is worker r. Each step every rank computes its batch's gradient, the dense
 // parts are summed (MPI_Allreduce), the sparse rows gathered (MPI_Allgatherv), and every
 // rank feeds the N gradients to its copy of the rule in worker order and applies the
@@ -189,13 +202,7 @@ RuleMetrics run_sync(Job& job, WorkerRecord& me, int64_t& applied) {
     job.maybe_fail(step);
     for (int v = 0; v < n; ++v) tokens[v] = rule->admit(v).token;
     const Batch batch = shard.next(spec.training.local_batch);
-    const auto t = std::chrono::steady_clock::now();
-    job.model.forward_backward(job.params, batch, grad);
-    const double compute = seconds_since(t);
-    const double extra = (slow.factor(step, job.elapsed() - compute) - 1.0) * compute;
-    sleep_for(extra);
-    me.compute_s += compute;
-    me.injected_s += std::max(extra, 0.0);
+    compute_step(job, slow, step, batch, grad, me);
 
     const auto c = std::chrono::steady_clock::now();
     // The dense sum, with rank 0's out-of-time flag riding along.
@@ -316,13 +323,7 @@ void run_ps_worker(Job& job, WorkerRecord& me) {
     }
     me.comm_s += seconds_since(c);
 
-    const auto t = std::chrono::steady_clock::now();
-    job.model.forward_backward(job.params, batch, grad);
-    const double compute = seconds_since(t);
-    const double extra = (slow.factor(step, job.elapsed() - compute) - 1.0) * compute;
-    sleep_for(extra);
-    me.compute_s += compute;
-    me.injected_s += std::max(extra, 0.0);
+    compute_step(job, slow, step, batch, grad, me);
 
     c = std::chrono::steady_clock::now();
     Buffer push;
@@ -372,6 +373,15 @@ RuleMetrics run_ps_server(Job& job, int64_t& applied, ServerRecord& record) {
     send(b, w + 1, kToWorker);
     ++stopped;
   };
+  // Stop, grant, or keep waiting (at the back of the queue).
+  auto admit_or_queue = [&](int w) {
+    if (stop) return tell_stop(w);
+    const Admission a = rule->admit(w);
+    if (a.admitted)
+      grant(w, a.token);
+    else
+      waiting.push_back(w);
+  };
   while (stopped < n) {
     int source = 0;
     auto t = std::chrono::steady_clock::now();
@@ -385,15 +395,7 @@ RuleMetrics run_ps_server(Job& job, int64_t& applied, ServerRecord& record) {
         wanted[w][k].resize(static_cast<size_t>(m.get<int64_t>()));
         m.get(wanted[w][k].data(), wanted[w][k].size());
       }
-      if (stop) {
-        tell_stop(w);
-        continue;
-      }
-      const Admission a = rule->admit(w);
-      if (a.admitted)
-        grant(w, a.token);
-      else
-        waiting.push_back(w);
+      admit_or_queue(w);
       continue;
     }
     // A push.
@@ -415,15 +417,7 @@ RuleMetrics run_ps_server(Job& job, int64_t& applied, ServerRecord& record) {
     for (size_t i = waiting.size(); i-- > 0;) {  // each waiting worker once, in order
       const int v = waiting.front();
       waiting.pop_front();
-      if (stop) {
-        tell_stop(v);
-        continue;
-      }
-      const Admission a = rule->admit(v);
-      if (a.admitted)
-        grant(v, a.token);
-      else
-        waiting.push_back(v);
+      admit_or_queue(v);
     }
   }
   job.maybe_snapshot(rule->global_step(), applied, true);
@@ -513,12 +507,6 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
                      {"test_logloss", last.logloss}});
     if (time_to_auc < 0.0 && last.auc >= spec.evaluation.target_auc) time_to_auc = s.time;
   }
-  double staleness_sum = 0.0;
-  nlohmann::ordered_json histogram = nlohmann::ordered_json::array();
-  for (auto [staleness, count] : metrics.staleness) {
-    staleness_sum += static_cast<double>(staleness * count);
-    histogram.push_back({staleness, count});
-  }
   nlohmann::ordered_json doc;
   doc["spec"] = spec_to_json(spec);
   nlohmann::ordered_json summary;
@@ -533,19 +521,11 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
   summary["run_time"] = run_time;
   summary["global_steps"] = metrics.global_steps;
   summary["samples"] = applied;
-  summary["mean_staleness"] = metrics.gradients_received > 0
-                                  ? staleness_sum / static_cast<double>(metrics.gradients_received)
-                                  : 0.0;
-  summary["gradients"] = {{"received", metrics.gradients_received},
-                          {"full", metrics.gradients_full},
-                          {"decayed", metrics.gradients_decayed},
-                          {"dropped", metrics.gradients_dropped}};
-  summary["admissions"] = metrics.admissions;
-  summary["waits"] = metrics.waits;
+  put_rule_metrics(metrics, summary);
   summary["ranks"] = job.size;
   doc["summary"] = summary;
   doc["curve"] = curve;
-  doc["staleness_histogram"] = histogram;
+  doc["staleness_histogram"] = staleness_histogram(metrics);
   nlohmann::ordered_json workers = nlohmann::ordered_json::array();
   for (int r = sync ? 0 : 1; r < job.size; ++r) {
     Buffer b;

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "models/errors.h"
+#include "spec/result.h"
 #include "spec/slowdown.h"
 #include "strategies/update_rule.h"
 #include "traces/pai_trace.h"
@@ -280,27 +281,11 @@ void Simulation::load_trace() {
                       g.trace_offset, n_, spec_.seed);
       return;
     }
-    const UsageIndex index = index_usage_trace(g.trace_path, g.trace_format);
-    const std::vector<size_t> chosen =
-        assign_trace_series(index.machines, g.trace_mapping, g.trace_machines, n_, spec_.seed);
-    std::vector<std::string> wanted;
-    for (size_t i : chosen) {
-      usage_machines_.push_back(index.machines[i]);
-      if (std::find(wanted.begin(), wanted.end(), index.machines[i]) == wanted.end())
-        wanted.push_back(index.machines[i]);
-    }
-    usage_wraps_ = wanted.size() < chosen.size();
-    const UsageTrace trace = read_usage_trace(
-        g.trace_path, g.trace_format,
-        {g.trace_load_share, g.trace_min_speed, g.trace_net_share, g.trace_min_bandwidth}, wanted);
-    for (const std::string& machine : usage_machines_) {
-      const auto it = std::find_if(trace.machines.begin(), trace.machines.end(),
-                                   [&](const MachineUsage& m) { return m.machine == machine; });
-      speed_changes_.push_back(
-          replay_changes(it->speed, trace.first_time, g.trace_offset, g.trace_time_scale));
-      bandwidth_changes_.push_back(
-          replay_changes(it->bandwidth, trace.first_time, g.trace_offset, g.trace_time_scale));
-    }
+    UsageReplay replay = plan_usage_replay(g, n_, spec_.seed);
+    usage_machines_ = std::move(replay.machines);
+    usage_wraps_ = replay.wraps;
+    speed_changes_ = std::move(replay.speed);
+    bandwidth_changes_ = std::move(replay.bandwidth);
   } catch (const TraceError& e) {
     throw InputError(std::string("'stragglers.trace': ") + e.what());
   }
@@ -693,12 +678,6 @@ nlohmann::ordered_json Simulation::run() {
   }
 
   const RuleMetrics m = switcher_ ? switcher_->metrics() : rule_->metrics();
-  double staleness_sum = 0.0;
-  nlohmann::ordered_json histogram = nlohmann::ordered_json::array();
-  for (auto [staleness, count] : m.staleness) {
-    staleness_sum += static_cast<double>(staleness * count);
-    histogram.push_back({staleness, count});
-  }
   nlohmann::ordered_json doc;
   doc["spec"] = spec_to_json(spec_);
   nlohmann::ordered_json summary;
@@ -713,14 +692,7 @@ nlohmann::ordered_json Simulation::run() {
   summary["simulated_time"] = last.time;
   summary["global_steps"] = global_step();
   summary["samples"] = applied_samples_;
-  summary["mean_staleness"] =
-      m.gradients_received > 0 ? staleness_sum / static_cast<double>(m.gradients_received) : 0.0;
-  summary["gradients"] = {{"received", m.gradients_received},
-                          {"full", m.gradients_full},
-                          {"decayed", m.gradients_decayed},
-                          {"dropped", m.gradients_dropped}};
-  summary["admissions"] = m.admissions;
-  summary["waits"] = m.waits;
+  put_rule_metrics(m, summary);
   summary["flops_per_sample"] = spec_.cost.flops_scale * model_.flops_per_sample();
   doc["summary"] = summary;
   nlohmann::ordered_json curve = nlohmann::ordered_json::array();
@@ -732,7 +704,7 @@ nlohmann::ordered_json Simulation::run() {
                      {"test_logloss", p.logloss}});
   }
   doc["curve"] = curve;
-  doc["staleness_histogram"] = histogram;
+  doc["staleness_histogram"] = staleness_histogram(m);
   nlohmann::ordered_json workers = nlohmann::ordered_json::array();
   auto listed = [&](const std::vector<Episode>& episodes) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();

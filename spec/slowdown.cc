@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "models/errors.h"
-#include "traces/trace_mapping.h"
 
 namespace gbasim {
 
@@ -18,16 +17,7 @@ RankSlowdown::RankSlowdown(const ExperimentSpec& spec, int worker) : spec_(spec)
                       g.trace_offset, n, spec.seed);
       return;
     }
-    const UsageIndex index = index_usage_trace(g.trace_path, g.trace_format);
-    const size_t machine =
-        assign_trace_series(index.machines, g.trace_mapping, g.trace_machines, n, spec.seed)
-            .at(worker);
-    const UsageTrace trace = read_usage_trace(
-        g.trace_path, g.trace_format,
-        {g.trace_load_share, g.trace_min_speed, g.trace_net_share, g.trace_min_bandwidth},
-        {index.machines[machine]});
-    speed_changes_ = replay_changes(trace.machines.at(0).speed, trace.first_time, g.trace_offset,
-                                    g.trace_time_scale);
+    speed_changes_ = plan_usage_replay(g, n, spec.seed).speed.at(worker);
   } catch (const TraceError& e) {
     throw InputError(std::string("'stragglers.trace': ") + e.what());
   }

@@ -5,23 +5,10 @@
 #include <cstdio>
 #include <fstream>
 
+#include "tests/temp_file.h"
+
 namespace gbasim {
 namespace {
-
-// Writes `text` to a temporary file and removes it afterwards.
-class TempFile {
- public:
-  explicit TempFile(const std::string& text)
-      : path_(testing::TempDir() + "pai_" + std::to_string(++count_) + ".csv") {
-    std::ofstream(path_) << text;
-  }
-  ~TempFile() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  static inline int count_ = 0;
-  std::string path_;
-};
 
 std::string error_of(const std::string& text) {
   const TempFile file(text);

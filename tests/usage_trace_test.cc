@@ -8,22 +8,10 @@
 #include "traces/pai_trace.h"
 #include "traces/trace_mapping.h"
 
+#include "tests/temp_file.h"
+
 namespace gbasim {
 namespace {
-
-class TempFile {
- public:
-  explicit TempFile(const std::string& text)
-      : path_(testing::TempDir() + "usage_" + std::to_string(++count_) + ".csv") {
-    std::ofstream(path_) << text;
-  }
-  ~TempFile() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  static inline int count_ = 0;
-  std::string path_;
-};
 
 // The error's text after the file name, or "no error".
 std::string error_of(const std::string& text, const std::string& format) {

@@ -9,6 +9,7 @@
 
 #include "traces/csv.h"
 #include "traces/pai_trace.h"
+#include "traces/trace_mapping.h"
 
 namespace gbasim {
 namespace {
@@ -228,6 +229,32 @@ std::vector<std::pair<double, double>> replay_changes(const StepSeries& s, doubl
     changes.emplace_back((s.times[i] - start) / time_scale, s.values[i]);
   }
   return changes;
+}
+
+UsageReplay plan_usage_replay(const StragglerConfig& g, int workers, uint64_t seed) {
+  const UsageIndex index = index_usage_trace(g.trace_path, g.trace_format);
+  const std::vector<size_t> chosen =
+      assign_trace_series(index.machines, g.trace_mapping, g.trace_machines, workers, seed);
+  UsageReplay replay;
+  std::vector<std::string> wanted;
+  for (size_t i : chosen) {
+    replay.machines.push_back(index.machines[i]);
+    if (std::find(wanted.begin(), wanted.end(), index.machines[i]) == wanted.end())
+      wanted.push_back(index.machines[i]);
+  }
+  replay.wraps = wanted.size() < chosen.size();
+  const UsageTrace trace = read_usage_trace(
+      g.trace_path, g.trace_format,
+      {g.trace_load_share, g.trace_min_speed, g.trace_net_share, g.trace_min_bandwidth}, wanted);
+  for (const std::string& machine : replay.machines) {
+    const auto it = std::find_if(trace.machines.begin(), trace.machines.end(),
+                                 [&](const MachineUsage& m) { return m.machine == machine; });
+    replay.speed.push_back(
+        replay_changes(it->speed, trace.first_time, g.trace_offset, g.trace_time_scale));
+    replay.bandwidth.push_back(
+        replay_changes(it->bandwidth, trace.first_time, g.trace_offset, g.trace_time_scale));
+  }
+  return replay;
 }
 
 namespace {

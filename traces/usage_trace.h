@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "traces/straggler_models.h"
+
 namespace gbasim {
 
 // How utilisation becomes the factors (the co-located load takes its share of the host):
@@ -70,6 +72,16 @@ UsageTrace read_usage_trace(const std::string& path, const std::string& format,
 // value in force then); the others follow at increasing times, each differing from the last.
 std::vector<std::pair<double, double>> replay_changes(const StepSeries& series, double first_time,
                                                       double offset, double time_scale);
+
+// A usage trace as `workers` simulated workers replay it (the config's format, path,
+// mapping, offset, time scale and utilisation mapping): each worker's machine and its speed
+// and bandwidth changes in simulated time (replay_changes). Throws TraceError.
+struct UsageReplay {
+  std::vector<std::string> machines;                                     // per worker
+  std::vector<std::vector<std::pair<double, double>>> speed, bandwidth;  // per worker
+  bool wraps = false;  // some machine is replayed by more than one worker
+};
+UsageReplay plan_usage_replay(const StragglerConfig& config, int workers, uint64_t seed);
 
 // What simulated workers replaying the trace will see. Slowdown here is 1 / speed factor: a
 // step's time over its time on an undisturbed host.
