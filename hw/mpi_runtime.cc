@@ -110,10 +110,15 @@ void sleep_for(double seconds) {
   if (seconds > 0.0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 }
 
+// A snapshot keeps only what changed since the one before: the dense vector and the table
+// rows updated since (their new values), so that taking it costs what an update costs, not a
+// copy of every table. Evaluation replays them in order onto the initial parameters.
 struct Snapshot {
   double time;
   int64_t global_step, samples;
-  Parameters params;
+  Eigen::VectorXf dense;
+  std::vector<std::vector<int32_t>> rows;  // per table
+  std::vector<RowMatrixXf> values;         // per table, one row per entry of rows
 };
 
 // Where the parameter server's time goes (seconds).
@@ -156,13 +161,42 @@ struct Job {
   bool out_of_time() const {
     return spec.budget.max_time_s > 0.0 && elapsed() >= spec.budget.max_time_s;
   }
-  // Copies the parameters when a snapshot is due (or `force`).
+  // The holder applies `update` to its parameters: the rows it touches become dirty.
+  void updated(const Gradient& update) {
+    if (dirty.empty()) {
+      for (const auto& t : params.tables) dirty.emplace_back(static_cast<size_t>(t.rows()), 0);
+      dirty_rows.resize(params.tables.size());
+    }
+    for (size_t k = 0; k < update.tables.size(); ++k) {
+      for (int32_t row : update.tables[k].rows) {
+        if (!dirty[k][static_cast<size_t>(row)]) {
+          dirty[k][static_cast<size_t>(row)] = 1;
+          dirty_rows[k].push_back(row);
+        }
+      }
+    }
+  }
+  // Takes a snapshot when one is due (or `force`): the dense vector and the dirty rows.
   void maybe_snapshot(int64_t global_step, int64_t samples, bool force = false) {
     const double now = elapsed();
     if (!force && now < next_snapshot) return;
-    snapshots.push_back({now, global_step, samples, params});
+    Snapshot s{now, global_step, samples, params.dense, {}, {}};
+    for (size_t k = 0; k < dirty_rows.size(); ++k) {
+      std::sort(dirty_rows[k].begin(), dirty_rows[k].end());
+      RowMatrixXf values(static_cast<Eigen::Index>(dirty_rows[k].size()), params.tables[k].cols());
+      for (size_t i = 0; i < dirty_rows[k].size(); ++i) {
+        values.row(static_cast<Eigen::Index>(i)) = params.tables[k].row(dirty_rows[k][i]);
+        dirty[k][static_cast<size_t>(dirty_rows[k][i])] = 0;
+      }
+      s.rows.push_back(std::move(dirty_rows[k]));
+      s.values.push_back(std::move(values));
+      dirty_rows[k].clear();
+    }
+    snapshots.push_back(std::move(s));
     while (next_snapshot <= now) next_snapshot += spec.evaluation.interval_s;
   }
+  std::vector<std::vector<char>> dirty;          // per table, per row
+  std::vector<std::vector<int32_t>> dirty_rows;  // per table, in the order first touched
   void maybe_fail(int64_t step) const {
     if (rank == options.fail_rank && step == options.fail_step) {
       std::fprintf(stderr, "gbasim-mpi: rank %d: failing on purpose at step %lld (--fail-rank)\n",
@@ -271,6 +305,7 @@ RuleMetrics run_sync(Job& job, WorkerRecord& me, int64_t& applied) {
       g.samples = batch.size();
       if (auto update = rule->receive(v, tokens[v], std::move(g))) {
         optimizer.apply(job.params, *update);
+        if (w == 0) job.updated(*update);
         applied += update->samples;
       }
     }
@@ -409,6 +444,7 @@ RuleMetrics run_ps_server(Job& job, int64_t& applied, ServerRecord& record) {
     t = std::chrono::steady_clock::now();
     if (auto update = rule->receive(w, token, std::move(g))) {
       optimizer.apply(job.params, *update);
+      job.updated(*update);
       applied += update->samples;
       stop = applied >= job.max_samples || job.out_of_time();
       job.maybe_snapshot(rule->global_step(), applied);
@@ -498,8 +534,14 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
   nlohmann::ordered_json curve = nlohmann::ordered_json::array();
   double time_to_auc = -1.0;
   Evaluation last;
+  Parameters replayed = job.model.init_parameters(spec.seed);
   for (const Snapshot& s : job.snapshots) {
-    last = evaluate(job.model, s.params, job.data.test);
+    replayed.dense = s.dense;
+    for (size_t k = 0; k < s.rows.size(); ++k) {
+      for (size_t i = 0; i < s.rows[k].size(); ++i)
+        replayed.tables[k].row(s.rows[k][i]) = s.values[k].row(static_cast<Eigen::Index>(i));
+    }
+    last = evaluate(job.model, replayed, job.data.test);
     curve.push_back({{"time", s.time},
                      {"global_step", s.global_step},
                      {"samples", s.samples},

@@ -99,6 +99,11 @@ TEST(Mpi, SyncOnThreeRanksEqualsTheRuleInOneProcess) {
   for (size_t i = 0; i < got.size(); ++i)
     worst = std::max(worst, std::abs(double(got[i]) - expected[i]));
   EXPECT_LT(worst, 1e-5);
+  // The last snapshot, replayed from the changed rows of every snapshot, is the final model.
+  std::ifstream result_file(own_file("result.json"));
+  const auto result = nlohmann::json::parse(result_file);
+  EXPECT_NEAR(result["curve"].back()["test_auc"].get<double>(), evaluate(model, p, data.test).auc,
+              1e-4);
   // Planted check: the parameters did move.
   double moved = 0.0;
   const Parameters init = model.init_parameters(spec.seed);
