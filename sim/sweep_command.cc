@@ -136,11 +136,10 @@ pid_t Sweep::launch(size_t i) {
 
 void Sweep::completed(size_t i, int status, double wall_s) {
   PointState& s = state_[i];
-  s.wall_s = wall_s;
   std::error_code ec;
   const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && finished(i);
+  s.wall_s = wall_s;  // after finished(), which reads the wall time of an earlier run
   if (ok) {
-    s.wall_s = wall_s;
     s.error.clear();
     write_text_atomically(file(i, ".wall").string(), std::to_string(wall_s) + "\n");
     fs::remove(file(i, ".error"), ec);

@@ -53,29 +53,42 @@ double sparse_bytes(const Batch& batch, const std::vector<int>& table_dims) {
   return bytes;
 }
 
+// The analytic timing of a sync step of two workers with local batch 64 on quiet_cluster
+// (CM02): one batch's compute, and the ring's communication of step k (the dense all-reduce,
+// two passes of half the values, then the all-gather of the larger sparse block) over links
+// of nic_bandwidth x `bandwidth_factor`; two NICs a path.
+struct TwoWorkerRing {
+  TwoWorkerRing(const ExperimentSpec& s, int steps, double bandwidth_factor = 1.0)
+      : bandwidth(s.cluster.nic_bandwidth * bandwidth_factor),
+        latency(2.0 * s.cluster.nic_latency) {
+    const SyntheticData data = generate_synthetic(s.data.synthetic);
+    const Model model(s.model, data.train.cardinalities, data.train.num_dense);
+    compute = s.cost.flops_scale * model.flops_per_sample() * 64 / s.cluster.worker_speed;
+    dense_pass = latency + 4.0 * static_cast<double>(model.num_dense_parameters()) / 2 / bandwidth;
+    ShardIterator shard0(data.train, 0, 2, s.seed), shard1(data.train, 1, 2, s.seed);
+    // DeepFM: a first-order table (dimension 1) and an embedding table per field.
+    for (int k = 0; k < steps; ++k) {
+      sparse.push_back(
+          std::max(sparse_bytes(shard0.next(64), {1, 4}), sparse_bytes(shard1.next(64), {1, 4})));
+    }
+  }
+  double comm(size_t k) const { return 2 * dense_pass + latency + sparse[k] / bandwidth; }
+
+  double bandwidth, latency, compute = 0.0, dense_pass = 0.0;
+  std::vector<double> sparse;  // the larger of the two workers' sparse bytes, per step
+};
+
 TEST(Simulation, SyncStepIsComputePlusRingAllReduce) {
   ExperimentSpec s = quiet_cluster(Mode::kSync, 2);
   s.cost.update_flops_per_value = 0.0;
   s.budget.max_samples = 2 * 64 * 6;
   const auto result = simulate(s);
-
-  const SyntheticData data = generate_synthetic(s.data.synthetic);
-  const Model model(s.model, data.train.cardinalities, data.train.num_dense);
-  const double bandwidth = s.cluster.nic_bandwidth,
-               latency = 2.0 * s.cluster.nic_latency;  // two NICs a path
-  const double compute =
-      s.cost.flops_scale * model.flops_per_sample() * 64 / s.cluster.worker_speed;
-  const double dense_pass =
-      latency + 4.0 * static_cast<double>(model.num_dense_parameters()) / 2 / bandwidth;
-  ShardIterator shard0(data.train, 0, 2, s.seed), shard1(data.train, 1, 2, s.seed);
+  const TwoWorkerRing ring(s, 6);
   const auto& ends = result["workers"][0]["step_ends"];
   ASSERT_EQ(ends.size(), 6u);
   double t = 0.0;
   for (size_t k = 0; k < ends.size(); ++k) {
-    // DeepFM: a first-order table (dimension 1) and an embedding table per field.
-    const double s0 = sparse_bytes(shard0.next(64), {1, 4}),
-                 s1 = sparse_bytes(shard1.next(64), {1, 4});
-    t += compute + 2 * dense_pass + latency + std::max(s0, s1) / bandwidth;
+    t += ring.compute + ring.comm(k);
     EXPECT_NEAR(ends[k].get<double>(), t, 1e-9 * t) << "step " << k;
   }
   EXPECT_EQ(result["summary"]["global_steps"], 6);
@@ -227,19 +240,9 @@ TEST(Simulation, ReplayedUsageTraceSetsSpeedAndBandwidthOverTime) {
   ExperimentSpec s = quiet_cluster(Mode::kSync, 2);
   s.cost.update_flops_per_value = 0.0;
   s.budget.max_samples = 2 * 64 * 6;
-  const SyntheticData data = generate_synthetic(s.data.synthetic);
-  const Model model(s.model, data.train.cardinalities, data.train.num_dense);
-  const double bandwidth = s.cluster.nic_bandwidth / 2, latency = 2.0 * s.cluster.nic_latency;
-  const double c = s.cost.flops_scale * model.flops_per_sample() * 64 / s.cluster.worker_speed;
-  const double dense_pass =
-      latency + 4.0 * static_cast<double>(model.num_dense_parameters()) / 2 / bandwidth;
-  ShardIterator shard0(data.train, 0, 2, s.seed), shard1(data.train, 1, 2, s.seed);
-  std::vector<double> sparse;  // the larger of the two workers' sparse bytes, per step
-  for (int k = 0; k < 6; ++k) {
-    sparse.push_back(
-        std::max(sparse_bytes(shard0.next(64), {1, 4}), sparse_bytes(shard1.next(64), {1, 4})));
-  }
-  auto comm = [&](int k) { return 2 * dense_pass + latency + sparse[k] / bandwidth; };
+  const TwoWorkerRing ring(s, 6, 0.5);
+  const double c = ring.compute;
+  auto comm = [&](int k) { return ring.comm(static_cast<size_t>(k)); };
   // Simulated seconds: in the middle of step 2's compute.
   const double change = 2 * c + comm(0) + 2 * c + comm(1) + c;
   const double time_scale = 4.0;  // trace seconds per simulated second
@@ -341,20 +344,12 @@ TEST(Simulation, RanksOnASharedMachineShareItsCoresAndSleepTheirSlowdown) {
   s.stragglers.persistent_slowdown = 2.0;
   s.budget.max_samples = 2 * 64 * 4;
   const auto result = simulate(s);
-  const SyntheticData data = generate_synthetic(s.data.synthetic);
-  const Model model(s.model, data.train.cardinalities, data.train.num_dense);
-  const double bandwidth = s.cluster.nic_bandwidth, latency = 2.0 * s.cluster.nic_latency;
-  const double c = s.cost.flops_scale * model.flops_per_sample() * 64 / s.cluster.worker_speed;
-  const double dense_pass =
-      latency + 4.0 * static_cast<double>(model.num_dense_parameters()) / 2 / bandwidth;
-  ShardIterator shard0(data.train, 0, 2, s.seed), shard1(data.train, 1, 2, s.seed);
+  const TwoWorkerRing ring(s, 4);
   const auto& ends = result["workers"][0]["step_ends"];
   ASSERT_EQ(ends.size(), 4u);
   double t = 0.0;
   for (size_t k = 0; k < ends.size(); ++k) {
-    const double s0 = sparse_bytes(shard0.next(64), {1, 4}),
-                 s1 = sparse_bytes(shard1.next(64), {1, 4});
-    t += 4 * c + 2 * dense_pass + latency + std::max(s0, s1) / bandwidth;
+    t += 4 * ring.compute + ring.comm(k);
     EXPECT_NEAR(ends[k].get<double>(), t, 1e-9 * t) << "step " << k;
   }
 }
