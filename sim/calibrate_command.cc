@@ -17,6 +17,7 @@
 #include "models/errors.h"
 #include "models/gradient.h"
 #include "models/optimizer.h"
+#include "models/stats.h"
 #include "sim/commands.h"
 #include "sim/output.h"
 #include "spec/spec.h"
@@ -40,8 +41,7 @@ double median_seconds(int reps, F f) {
     times.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return median(times);
 }
 
 }  // namespace
@@ -51,6 +51,7 @@ int run_calibrate(const std::vector<std::string>& args) {
   std::vector<std::string> overrides;
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool fit = true;
+  int fit_runs = 5;
   po::options_description desc(
       "gbasim calibrate --spec FILE [options]\n\n"
       "Measures this machine for the spec's model and batch: one local batch's gradient and\n"
@@ -62,10 +63,11 @@ int run_calibrate(const std::vector<std::string>& args) {
       "with the measurements and the cost settings to run with it:\n"
       "  --set cost.flops_scale=1 --set cost.update_flops_per_value=<reported>\n"
       "Then (unless --no-fit) it runs the spec for real with no stragglers, in sync and in\n"
-      "async, and fits two numbers by bisection on the simulator:\n"
-      "the message latency, so that simulated sync takes the real time, and the server's work\n"
-      "per push, so that simulated async does. What is left to predict is\n"
-      "everything else: stragglers, other modes, other budgets.\n\nOptions");
+      "async (one run to warm the machine up, then --fit-runs runs of each, alternating;\n"
+      "their medians), and fits two numbers by bisection on the simulator: the message\n"
+      "latency, so that simulated sync takes the real time, and the server's work per push,\n"
+      "so that simulated async does. What is left to predict is everything else:\n"
+      "stragglers, other modes, other budgets.\n\nOptions");
   desc.add_options()("help,h", "show this help")("spec", po::value(&spec_path)->value_name("FILE"),
                                                  "experiment spec")(
       "set", po::value(&overrides)->composing()->value_name("KEY=VALUE"), "override a spec key")(
@@ -73,6 +75,8 @@ int run_calibrate(const std::vector<std::string>& args) {
       "report", po::value(&report_path)->value_name("FILE"),
       "the measurements and cost settings (default: the platform file's name + .report.json)")(
       "cores", po::value(&cores)->default_value(cores), "cores the ranks share")(
+      "fit-runs", po::value(&fit_runs)->default_value(fit_runs)->value_name("K"),
+      "real runs of each mode whose median the fit aims at")(
       "no-fit",
       "only the microbenchmarks: skip fitting the message latency and the update cost "
       "to short real runs");
@@ -81,6 +85,7 @@ int run_calibrate(const std::vector<std::string>& args) {
   fit = !vm.count("no-fit");
   if (spec_path.empty()) throw po::error("--spec FILE is required");
   if (cores < 1) throw po::error("--cores must be at least 1");
+  if (fit_runs < 1) throw po::error("--fit-runs must be at least 1");
   if (report_path.empty())
     report_path = fs::path(out_path).replace_extension(".report.json").string();
   const ExperimentSpec spec = load_spec(spec_path, overrides);
@@ -226,8 +231,15 @@ int run_calibrate(const std::vector<std::string>& args) {
       }
       return std::sqrt(lo * hi);
     };
-    std::cerr << "gbasim calibrate: real sync and async runs with no stragglers\n";
-    const double real_sync = real("sync"), real_async = real("async");
+    std::cerr << "gbasim calibrate: real sync and async runs with no stragglers (" << fit_runs
+              << " of each, after one to warm up)\n";
+    real("sync");  // the first run after a quiet spell is slower than the ones that follow
+    std::vector<double> sync_runs, async_runs;
+    for (int k = 0; k < fit_runs; ++k) {
+      sync_runs.push_back(real("sync"));
+      async_runs.push_back(real("async"));
+    }
+    const double real_sync = median(sync_runs), real_async = median(async_runs);
     std::cerr << "gbasim calibrate: fitting the message latency to sync (" << real_sync << " s)\n";
     const double fitted_latency =
         solve(1e-8, 1e-1, real_sync, [&](double l) { return simulated("sync", l, 0.0); });
@@ -244,6 +256,8 @@ int run_calibrate(const std::vector<std::string>& args) {
          "real (gbasim-mpi) against simulated"},
         {"real_sync_s", real_sync},
         {"real_async_s", real_async},
+        {"real_sync_runs_s", sync_runs},
+        {"real_async_runs_s", async_runs},
         {"sim_sync_s", simulated("sync", fitted_latency, 0.0)},
         {"sim_async_s", simulated("async", fitted_latency, fitted_push)},
         {"nic_latency_microbenchmark", latency / 2},

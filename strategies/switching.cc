@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "models/errors.h"
+#include "models/stats.h"
 
 namespace gbasim {
 namespace {
@@ -99,11 +100,8 @@ double SwitchingController::straggler_ratio() const {
     for (double t : times) sum += t;
     means.push_back(sum / static_cast<double>(times.size()));
   }
-  std::vector<double> sorted = means;
-  std::sort(sorted.begin(), sorted.end());
-  const size_t n = sorted.size();
-  const double median = n % 2 == 1 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-  return median > 0.0 ? sorted.back() / median : 0.0;
+  const double middle = median(means);
+  return middle > 0.0 ? *std::max_element(means.begin(), means.end()) / middle : 0.0;
 }
 
 void SwitchingController::request(Mode to, const std::string& reason) {

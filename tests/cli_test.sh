@@ -192,6 +192,12 @@ for spec in "$specs"/*.json; do
     || fail "shipped spec $spec reached only AUC $auc on a small budget"
 done
 
+# calibrate refuses a fit on no runs before measuring anything, and writes nothing.
+echo '{"training": {"workers": 2}}' >"$work/calib.json"
+msg=$("$gbasim" calibrate --spec "$work/calib.json" --fit-runs 0 --out "$work/calibrated.json" 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q -- "--fit-runs must be at least 1" <<<"$msg" || fail "calibrate --fit-runs 0: $rc $msg"
+[ ! -e "$work/calibrated.json" ] || fail "a refused calibration must write no platform"
+
 if [ $failures -gt 0 ]; then
   echo "$failures check(s) failed"
   exit 1

@@ -1,5 +1,7 @@
 #include "models/metrics.h"
 
+#include "models/stats.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -64,6 +66,13 @@ TEST(LogLoss, HandCases) {
   // Confident mistakes are clamped to 1e-7, not infinite.
   EXPECT_NEAR(log_loss(std::vector<float>{0.0f}, std::vector<float>{1}), -std::log(1e-7), 1e-9);
   EXPECT_NEAR(log_loss(std::vector<float>{1.0f}, std::vector<float>{0}), -std::log(1e-7), 1e-6);
+}
+
+TEST(Median, OddEvenAndEmpty) {
+  EXPECT_DOUBLE_EQ(median({3.0, 1.0, 2.0}), 2.0);
+  EXPECT_DOUBLE_EQ(median({4.0, 1.0, 3.0, 2.0}), 2.5);  // the mean of the middle two
+  EXPECT_DOUBLE_EQ(median({5.0}), 5.0);
+  EXPECT_DOUBLE_EQ(median({}), 0.0);
 }
 
 }  // namespace

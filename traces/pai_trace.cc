@@ -5,20 +5,11 @@
 #include <fstream>
 #include <map>
 
+#include "models/stats.h"
 #include "traces/csv.h"
 #include "traces/trace_mapping.h"
 
 namespace gbasim {
-namespace {
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-}  // namespace
-
 PaiTrace read_pai_trace(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw TraceError(path + ": cannot open");
