@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <memory>
 #include <sstream>
 #include <tuple>
@@ -24,10 +25,12 @@ namespace gbasim {
 namespace {
 
 // A gradient on its way to the parameter server.
+// A message to the server: a worker's push, or (cluster.ps_one_queue) its admission request.
 struct Arrival {
   int worker;
   int64_t token;
   Gradient gradient;
+  bool request = false;
 };
 
 constexpr double kControlBytes = 64;
@@ -208,9 +211,15 @@ class Simulation {
   // Blocks until the rule admits `worker` or the run stops; false when it stopped. `mode`
   // is the mode in force at the admission.
   bool wait_for_admission(int worker, Admission& admission, Mode& mode);
+  // cluster.ps_one_queue: the request goes into the server's queue; false when it answers stop.
+  bool request_admission(int worker, Admission& admission);
+  // The server serves a request: admits (computing the worker's gradient on the parameters
+  // of its token and sending the pull) or stops it, or leaves it waiting; false then.
+  bool serve_request(int worker);
   // Moves the model between the all-reduce workers and the parameter servers (a switch).
   void move_model(const ModelMove& move);
   void gradient_for(int worker, Gradient& grad);
+  void gradient_of(const Batch& batch, Gradient& grad);
   void compute(int worker, int64_t step);
   void applied(const Gradient& update);
   void worker(int worker);
@@ -251,6 +260,12 @@ class Simulation {
   std::vector<double> sparse_bytes_;
   std::vector<sg4::Mailbox*> ring_;
   std::vector<sg4::Mailbox*> acks_;  // the server's acknowledgement of each worker's push
+  // cluster.ps_one_queue (parameter-server modes): each worker's batch, drawn when it asks,
+  // and its gradient, computed when the server admits it; the server's answers.
+  bool one_queue_ = false;
+  std::vector<Batch> requested_;
+  std::vector<Gradient> granted_;
+  std::vector<sg4::Mailbox*> grants_;
   bool timing_only_;
   int64_t dense_values_;
   std::vector<int64_t> dims_;  // columns of each table
@@ -414,7 +429,10 @@ void Simulation::move_model(const ModelMove& move) {
 // The real gradient of the worker's next batch, or in timing-only mode just its rows (the
 // unique ids of each field, in the model's table order), which is all the timing needs.
 void Simulation::gradient_for(int w, Gradient& grad) {
-  const Batch batch = shards_[w].next(spec_.training.local_batch);
+  gradient_of(shards_[w].next(spec_.training.local_batch), grad);
+}
+
+void Simulation::gradient_of(const Batch& batch, Gradient& grad) {
   if (!timing_only_) {
     const auto start = std::chrono::steady_clock::now();
     model_.forward_backward(params_, batch, grad);
@@ -477,7 +495,12 @@ void Simulation::worker(int w) {
   for (int64_t step = 0;; ++step) {
     Admission admission;
     Mode mode;
-    if (!wait_for_admission(w, admission, mode)) break;
+    if (one_queue_) {
+      if (!request_admission(w, admission)) break;
+      mode = spec_.training.mode;
+    } else if (!wait_for_admission(w, admission, mode)) {
+      break;
+    }
     const double compute_before = me.compute_s;
     if (mode == Mode::kSync)
       allreduce_step(w, step, admission, grad);
@@ -499,35 +522,78 @@ void Simulation::ps_step(int w, int64_t step, const Admission& admission, Gradie
   WorkerStats& me = workers_[w];
   const int shards = static_cast<int>(ps_hosts_.size());
   auto* ps = sg4::Mailbox::by_name("ps");
-  gradient_for(w, grad);
-
-  double start = sg4::Engine::get_clock();
-  const std::vector<double> pull = shard_bytes(grad, dense_values_, dims_, shards, 4.0, 0.0);
-  const std::vector<double> request = shard_bytes(grad, dense_values_, dims_, shards, 0.0, 8.0);
   std::vector<sg4::CommPtr> comms;
-  for (int p = 0; p < shards; ++p)
-    comms.push_back(sg4::Comm::sendto_async(me.host, ps_hosts_[p], kControlBytes + request[p]));
-  for (auto& comm : comms) comm->wait();
-  comms.clear();
-  for (int p = 0; p < shards; ++p)
-    comms.push_back(sg4::Comm::sendto_async(ps_hosts_[p], me.host, pull[p]));
-  messages_ += 3 * shards + 2;  // requests, pulls, pushes, the notice and its acknowledgement
-  for (auto& comm : comms) comm->wait();
-  me.comm_s += sg4::Engine::get_clock() - start;
+  if (one_queue_) {  // the server has admitted the request, computed the gradient, sent the pull
+    grad = std::move(granted_[w]);
+  } else {
+    gradient_for(w, grad);
+    const double start = sg4::Engine::get_clock();
+    const std::vector<double> pull = shard_bytes(grad, dense_values_, dims_, shards, 4.0, 0.0);
+    const std::vector<double> request = shard_bytes(grad, dense_values_, dims_, shards, 0.0, 8.0);
+    for (int p = 0; p < shards; ++p)
+      comms.push_back(sg4::Comm::sendto_async(me.host, ps_hosts_[p], kControlBytes + request[p]));
+    for (auto& comm : comms) comm->wait();
+    comms.clear();
+    for (int p = 0; p < shards; ++p)
+      comms.push_back(sg4::Comm::sendto_async(ps_hosts_[p], me.host, pull[p]));
+    messages_ += 3 * shards + 2;  // requests, pulls, pushes, the notice and its acknowledgement
+    for (auto& comm : comms) comm->wait();
+    me.comm_s += sg4::Engine::get_clock() - start;
+  }
 
   compute(w, step);
 
-  start = sg4::Engine::get_clock();
+  const double start = sg4::Engine::get_clock();
   const std::vector<double> push = shard_bytes(grad, dense_values_, dims_, shards, 4.0, 8.0);
   comms.clear();
   for (int p = 0; p < shards; ++p)
     comms.push_back(sg4::Comm::sendto_async(me.host, ps_hosts_[p], push[p]));
   for (auto& comm : comms) comm->wait();
-  // The push returns when the server has taken the gradient in (its acknowledgement), so
-  // the worker is never admitted again while its token is still out.
+  // The push returns when the server has taken the gradient in: with one queue, when it
+  // takes the notice (the put's end); otherwise once the update is done (its
+  // acknowledgement), so the worker is never admitted again while its token is still out.
   ps->put(new Arrival{w, admission.token, std::move(grad)}, kControlBytes);
-  acks_[w]->get_unique<int>();
+  if (!one_queue_) acks_[w]->get_unique<int>();
   me.comm_s += sg4::Engine::get_clock() - start;
+}
+
+bool Simulation::request_admission(int w, Admission& admission) {
+  WorkerStats& me = workers_[w];
+  const double start = sg4::Engine::get_clock();
+  requested_[w] = shards_[w].next(spec_.training.local_batch);
+  // The request carries the batch's row ids, table by table.
+  const FieldGroups groups(requested_[w].ids);
+  double row_ids = 0.0;
+  for (size_t t = 0; t < dims_.size(); ++t)
+    row_ids += static_cast<double>(groups.unique_ids[t % groups.unique_ids.size()].size());
+  sg4::Comm::sendto(me.host, ps_hosts_[0], kControlBytes + 8.0 * row_ids);
+  me.comm_s += sg4::Engine::get_clock() - start;
+  const double queued = sg4::Engine::get_clock();
+  sg4::Mailbox::by_name("ps")->put(new Arrival{w, 0, Gradient{}, true}, kControlBytes);
+  admission = *grants_[w]->get_unique<Admission>();
+  me.wait_s += sg4::Engine::get_clock() - queued;
+  messages_ += 4;  // the request, the pull, the push, its notice
+  return admission.admitted;
+}
+
+bool Simulation::serve_request(int w) {
+  Admission admission;
+  {
+    std::unique_lock lock(*mutex_);
+    if (!should_stop()) {
+      admission = admit(w);
+      if (!admission.admitted) return false;
+      gradient_of(requested_[w], granted_[w]);  // on the parameters of the token: now
+    }
+  }
+  if (admission.admitted) {
+    const double pull = total(shard_bytes(granted_[w], dense_values_, dims_, 1, 4.0, 0.0));
+    sg4::Comm::sendto(ps_hosts_[0], workers_[w].host, pull);  // the server sends it itself
+  }
+  grants_[w]->put_init(new Admission(admission), kControlBytes)->detach([](void* p) {
+    delete static_cast<Admission*>(p);
+  });
+  return true;
 }
 
 // Gradients are taken in one at a time. An update becomes visible at once (so that every
@@ -536,8 +602,13 @@ void Simulation::ps_step(int w, int64_t step, const Admission& admission, Gradie
 void Simulation::parameter_server() {
   auto* ps = sg4::Mailbox::by_name("ps");
   const int shards = static_cast<int>(ps_hosts_.size());
+  std::deque<int> waiting;  // one queue: requests the rule refused, tried after each update
   while (true) {
     auto arrival = ps->get_unique<Arrival>();
+    if (arrival->request) {
+      if (!serve_request(arrival->worker)) waiting.push_back(arrival->worker);
+      continue;
+    }
     double own = spec_.cost.server_flops_per_push;
     // Modes that sum several gradients into one update merge this one's rows into the sum.
     const Mode mode = mode_now();
@@ -562,6 +633,14 @@ void Simulation::parameter_server() {
                            static_cast<double>(updated_values(*update, dense_values_, dims_)) /
                            shards;
       run_flops(flops, spec_.cluster.ps_cores);
+    }
+    if (one_queue_) {
+      for (size_t i = waiting.size(); i-- > 0;) {  // each waiting worker once, in order
+        const int v = waiting.front();
+        waiting.pop_front();
+        if (!serve_request(v)) waiting.push_back(v);
+      }
+      continue;
     }
     acks_[arrival->worker]->put_init(new int(0), kControlBytes)->detach([](void* p) {
       delete static_cast<int*>(p);
@@ -641,7 +720,11 @@ nlohmann::ordered_json Simulation::run() {
   for (int w = 0; w < n_; ++w) {
     ring_.push_back(sg4::Mailbox::by_name("ring-" + std::to_string(w)));
     acks_.push_back(sg4::Mailbox::by_name("ack-" + std::to_string(w)));
+    grants_.push_back(sg4::Mailbox::by_name("grant-" + std::to_string(w)));
   }
+  one_queue_ = spec_.cluster.ps_one_queue && !allreduce;
+  requested_.resize(n_);
+  granted_.resize(n_);
   for (int w = 0; w < n_; ++w) {
     sg4::Actor::create("worker-" + std::to_string(w), workers_[w].host, [this, w] { worker(w); });
   }

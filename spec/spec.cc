@@ -102,6 +102,7 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("nic_latency", c.nic_latency);
     v.field("network_model", c.network_model);
     v.field("shared_cores", c.shared_cores);
+    v.field("ps_one_queue", c.ps_one_queue);
   });
   v.section("cost", [&] {
     v.field("flops_scale", s.cost.flops_scale);
@@ -392,6 +393,10 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
   if (!(c.ps_speed > 0.0)) fail("cluster.ps_speed", "must be positive");
   if (c.ps_cores < 1) fail("cluster.ps_cores", "must be at least 1");
   if (c.shared_cores < 0) fail("cluster.shared_cores", "must not be negative");
+  if (c.ps_one_queue && c.ps_shards != 1)
+    fail("cluster.ps_one_queue", "needs cluster.ps_shards = 1");
+  if (c.ps_one_queue && s.switching.enabled())
+    fail("cluster.ps_one_queue", "cannot be combined with training.switching");
   if (!(c.nic_bandwidth > 0.0)) fail("cluster.nic_bandwidth", "must be positive");
   if (c.nic_latency < 0.0) fail("cluster.nic_latency", "must not be negative");
   if (c.network_model != "LV08" && c.network_model != "CM02")

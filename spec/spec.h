@@ -37,6 +37,12 @@ struct ClusterSpec {
   // every computation shares those cores, and stragglers sleep (slowdown - 1) x their
   // compute as real ranks do; each rank keeps its own link (nic_bandwidth, nic_latency).
   int shared_cores = 0;
+  // false: admissions (the token and the parameter pull) do not pass through the server, and
+  // a push is acknowledged once its update is done. true: as gbasim-mpi's server, one queue
+  // of admissions and pushes served one at a time in arrival order: the token is taken when
+  // the server serves the request, the pull occupies the server, and a push returns as soon
+  // as the server takes it in. Parameter-server modes with one shard and no switching.
+  bool ps_one_queue = false;
 };
 
 struct CostSpec {

@@ -354,6 +354,40 @@ TEST(Simulation, RanksOnASharedMachineShareItsCoresAndSleepTheirSlowdown) {
   }
 }
 
+// Async, two workers, a server that takes 1 s per push, compute and network next to nothing.
+ExperimentSpec saturated_server() {
+  ExperimentSpec s = quiet_cluster(Mode::kAsync, 2);
+  s.data.synthetic.train_samples = 64 * 40;
+  s.cluster.nic_latency = 0.0;
+  s.cluster.nic_bandwidth = 1e15;
+  s.cost.server_flops_per_push = s.cluster.ps_speed;  // one second
+  s.cost.update_flops_per_value = 0.0;
+  return s;
+}
+
+// A worker's token is taken as soon as its push is acknowledged (after its update), so the
+// other worker's push always lands in between: staleness 1 after the first (40 updates
+// reach the budget; the other worker's push, in flight then, is taken in too: 41 s).
+TEST(Simulation, SeparateAdmissionsTakeTheTokenAfterTheUpdate) {
+  const auto result = simulate(saturated_server());
+  EXPECT_EQ(result["staleness_histogram"], nlohmann::json::parse("[[0, 1], [1, 40]]"))
+      << result["staleness_histogram"];
+  EXPECT_NEAR(result["summary"]["simulated_time"].get<double>(), 41.0, 1e-3);
+}
+
+// With one queue (gbasim-mpi's server) the request waits behind the other worker's push,
+// already queued: pushes 2k and 2k + 1 are computed on the same parameters, staleness 0
+// then 1. The 40th update comes with both requests queued behind it: they are told to
+// stop, and nothing is in flight (40 s).
+TEST(Simulation, OneQueueServerTakesTheTokenWhenItServesTheRequest) {
+  ExperimentSpec s = saturated_server();
+  s.cluster.ps_one_queue = true;
+  const auto result = simulate(s);
+  EXPECT_EQ(result["staleness_histogram"], nlohmann::json::parse("[[0, 20], [1, 20]]"))
+      << result["staleness_histogram"];
+  EXPECT_NEAR(result["summary"]["simulated_time"].get<double>(), 40.0, 1e-3);
+}
+
 class EveryMode : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(EveryMode, AShortRunLearns) {
@@ -374,9 +408,39 @@ TEST_P(EveryMode, AShortRunLearns) {
   EXPECT_EQ(result["curve"][0]["time"], 0.0);
 }
 
+// Every server mode also runs to the end with one queue: refused requests wait in the
+// server's queue and are served again after each update.
+class EveryServerMode : public ::testing::TestWithParam<Mode> {};
+
+TEST_P(EveryServerMode, AShortRunWithOneQueueLearns) {
+  ExperimentSpec s = quiet_cluster(GetParam(), 4);
+  s.data.synthetic.train_samples = 60'000;
+  s.data.synthetic.test_samples = 5'000;
+  s.stragglers.persistent_fraction = 0.25;
+  s.stragglers.persistent_slowdown = 3.0;
+  s.cluster.ps_one_queue = true;
+  s.evaluation.interval_s = 0.05;
+  const auto result = simulate(s);
+  EXPECT_GT(result["summary"]["final_auc"].get<double>(), 0.6) << mode_name(GetParam());
+  EXPECT_GE(result["summary"]["samples"].get<int64_t>(), 60'000);
+  if (GetParam() == Mode::kBoundedStaleness) {  // the 3x straggler holds the others back
+    int64_t fewest = INT64_MAX, most = 0;
+    for (const auto& w : result["workers"]) {
+      fewest = std::min(fewest, w["steps"].get<int64_t>());
+      most = std::max(most, w["steps"].get<int64_t>());
+    }
+    EXPECT_LE(most - fewest, s.training.staleness_bound + 1);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, EveryMode,
                          ::testing::Values(Mode::kSync, Mode::kAsync, Mode::kGBA,
                                            Mode::kBoundedStaleness, Mode::kBackupWorkers),
+                         [](const auto& info) { return mode_name(info.param); });
+
+INSTANTIATE_TEST_SUITE_P(Modes, EveryServerMode,
+                         ::testing::Values(Mode::kAsync, Mode::kGBA, Mode::kBoundedStaleness,
+                                           Mode::kBackupWorkers),
                          [](const auto& info) { return mode_name(info.param); });
 
 }  // namespace
