@@ -4,20 +4,22 @@
 # on this machine (4 ranks for sync, 5 with the server otherwise, sharing its cores) and
 # simulated on the platform `gbasim calibrate` measures here, for sync, async and GBA.
 #
-# One calibration (microbenchmarks, then the message latency and the server's work per push
-# fitted to the medians of 5 real straggler-free sync and async runs each; gbasim calibrate
-# --help), one simulation per mode on it (the simulator is deterministic), and ROUNDS real
-# runs per mode, the modes taking turns (sync async gba, async gba sync, ...) so that a slow
-# spell of the machine falls on all of them. The table gives, per mode, the median of the
-# real time to the target AUC (interpolated between snapshots), the simulated one, the
-# relative error, the final AUCs, the spread of the real runs, the samples applied by the
-# time the target is reached and the mean staleness (scripts/sim_vs_real_table.py, which
-# also recomputes the table from OUT_DIR/runs/ alone).
+# ROUNDS rounds of five real runs, in turn (one more before them warms the machine up): the
+# spec's sync and async without stragglers, then its sync, async and GBA, each round starting
+# one further along, so that a slow spell of the machine falls on all of them alike. Then one
+# calibration (gbasim calibrate --help): microbenchmarks, and the message latency and the
+# server's work per push fitted to the medians of the straggler-free runs, which saw the
+# machine as the compared runs did; and one simulation per mode on it (the simulator is
+# deterministic). The table gives, per mode, the median of the real time to the target AUC
+# (interpolated between snapshots), the simulated one, the relative error, the final AUCs,
+# the spread of the real runs, the samples applied by the time the target is reached and the
+# mean staleness (scripts/sim_vs_real_table.py, which also recomputes the table from
+# OUT_DIR/runs/ alone).
 #
 # Usage: scripts/sim_vs_real.sh [OUT_DIR] [ROUNDS]   (default results/sim-vs-real, 7)
 # Writes OUT_DIR/table.csv (the summary), OUT_DIR/runs.csv (every real run),
 # OUT_DIR/calibration.{json,txt}, OUT_DIR/platform.json, and each run's result under
-# OUT_DIR/runs/ (real-<mode>-<round>.json, sim-<mode>.json).
+# OUT_DIR/runs/ (real-<mode>-<round>.json, free-<mode>-<round>.json, sim-<mode>.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-results/sim-vs-real}
@@ -26,25 +28,43 @@ spec=specs/sim-vs-real.json
 bash scripts/setup.sh
 bash scripts/build.sh
 mkdir -p "$out/runs"
-echo "sim_vs_real.sh: calibrating (about two minutes)" >&2
+free=(--set stragglers.persistent_fraction=0 --set stragglers.noise_cv=0
+  --set stragglers.transient_rate_per_s=0 --set stragglers.network_rate_per_s=0
+  --set stragglers.colocated_fraction=0 --set stragglers.trace.format= --set evaluation.interval_s=1000)
+real() {  # NAME MODE [--set ...]: one real run into runs/NAME.json
+  local name=$1 mode=$2 ranks=4
+  shift 2
+  [ "$mode" = sync ] || ranks=5
+  bash scripts/mpirun.sh $ranks --spec "$spec" --set training.mode="$mode" "$@" -q --out "$out/runs/$name.json"
+}
+echo "sim_vs_real.sh: one run to warm the machine up" >&2
+real warm-up sync "${free[@]}"
+jobs=(free-sync free-async sync async gba)
+for round in $(seq 1 "$rounds"); do
+  for k in 0 1 2 3 4; do
+    job=${jobs[$(((round - 1 + k) % 5))]}
+    echo "sim_vs_real.sh: round $round of $rounds: $job" >&2
+    case $job in
+      free-*) real "$job-$round" "${job#free-}" "${free[@]}" ;;
+      *) real "real-$job-$round" "$job" ;;
+    esac
+  done
+done
+run_times() {  # MODE: the straggler-free run times of every round
+  for round in $(seq 1 "$rounds"); do
+    /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['run_time'])" \
+      "$out/runs/free-$1-$round.json"
+  done
+}
+echo "sim_vs_real.sh: calibrating on the straggler-free runs (about a minute)" >&2
 ./build/sim/gbasim calibrate --spec "$spec" --out "$out/platform.json" --report "$out/calibration.json" \
+  --real-sync-s $(run_times sync) --real-async-s $(run_times async) \
   >"$out/calibration.txt" 2>"$out/calibration.log"
 # The cost settings the calibration reports, as --set arguments.
 mapfile -t costs < <(/usr/bin/python3 -c "import json,sys; [print(f'--set\n{o}') for o in json.load(open(sys.argv[1]))['overrides']]" "$out/calibration.json")
 platform=$(cd "$out" && pwd)/platform.json
-modes=(sync async gba)
-for mode in "${modes[@]}"; do
+for mode in sync async gba; do
   ./build/sim/gbasim run --spec "$spec" --set training.mode=$mode --set cluster.platform="$platform" \
     "${costs[@]}" -q --out "$out/runs/sim-$mode.json" >/dev/null
-done
-for round in $(seq 1 "$rounds"); do
-  for k in 0 1 2; do
-    mode=${modes[$(((round - 1 + k) % 3))]}
-    ranks=4
-    [ $mode = sync ] || ranks=5
-    echo "sim_vs_real.sh: round $round of $rounds: $mode for real ($ranks ranks)" >&2
-    bash scripts/mpirun.sh $ranks --spec "$spec" --set training.mode=$mode -q \
-      --out "$out/runs/real-$mode-$round.json"
-  done
 done
 /usr/bin/python3 scripts/sim_vs_real_table.py "$out" "$rounds"

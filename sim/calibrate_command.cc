@@ -13,6 +13,7 @@
 #include <functional>
 #include <iostream>
 #include <thread>
+#include <tuple>
 
 #include "models/errors.h"
 #include "models/gradient.h"
@@ -52,6 +53,7 @@ int run_calibrate(const std::vector<std::string>& args) {
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool fit = true;
   int fit_runs = 5;
+  std::vector<double> given_sync, given_async;  // real run times measured elsewhere
   po::options_description desc(
       "gbasim calibrate --spec FILE [options]\n\n"
       "Measures this machine for the spec's model and batch: one local batch's gradient and\n"
@@ -59,13 +61,13 @@ int run_calibrate(const std::vector<std::string>& args) {
       "single-threaded), and MPI's point-to-point\n"
       "latency and bandwidth between two gbasim-mpi ranks (scripts/mpirun.sh). Writes a\n"
       "platform file (cluster keys; name it in a spec's cluster.platform) that places every\n"
-      "rank on one machine of this many cores, sharing them as real ranks do, with a server\n"
-      "that serves admissions and pushes in one queue as gbasim-mpi's does, and a report\n"
+      "rank on one machine of this many cores, sharing them as real ranks do, and a report\n"
       "with the measurements and the cost settings to run with it:\n"
       "  --set cost.flops_scale=1 --set cost.update_flops_per_value=<reported>\n"
       "Then (unless --no-fit) it runs the spec for real with no stragglers, in sync and in\n"
       "async (one run to warm the machine up, then --fit-runs runs of each, alternating;\n"
-      "their medians), and fits two numbers by bisection on the simulator: the message\n"
+      "their medians; or the run times given with --real-sync-s and --real-async-s), and fits two "
+      "numbers by bisection on the simulator: the message\n"
       "latency, so that simulated sync takes the real time, and the server's work per push,\n"
       "so that simulated async does. What is left to predict is everything else:\n"
       "stragglers, other modes, other budgets.\n\nOptions");
@@ -78,6 +80,12 @@ int run_calibrate(const std::vector<std::string>& args) {
       "cores", po::value(&cores)->default_value(cores), "cores the ranks share")(
       "fit-runs", po::value(&fit_runs)->default_value(fit_runs)->value_name("K"),
       "real runs of each mode whose median the fit aims at")(
+      "real-sync-s", po::value(&given_sync)->multitoken()->value_name("S..."),
+      "fit to these run times of the spec's straggler-free sync, measured already (with "
+      "--real-async-s; no real runs then): scripts/sim_vs_real.sh measures them between "
+      "the runs it compares, so that both see the machine in the same state")(
+      "real-async-s", po::value(&given_async)->multitoken()->value_name("S..."),
+      "the same for async")(
       "no-fit",
       "only the microbenchmarks: skip fitting the message latency and the update cost "
       "to short real runs");
@@ -87,6 +95,12 @@ int run_calibrate(const std::vector<std::string>& args) {
   if (spec_path.empty()) throw po::error("--spec FILE is required");
   if (cores < 1) throw po::error("--cores must be at least 1");
   if (fit_runs < 1) throw po::error("--fit-runs must be at least 1");
+  if (given_sync.empty() != given_async.empty())
+    throw po::error("--real-sync-s and --real-async-s go together");
+  for (double t : given_sync)
+    if (!(t > 0.0)) throw po::error("--real-sync-s: run times must be positive");
+  for (double t : given_async)
+    if (!(t > 0.0)) throw po::error("--real-async-s: run times must be positive");
   if (report_path.empty())
     report_path = fs::path(out_path).replace_extension(".report.json").string();
   const ExperimentSpec spec = load_spec(spec_path, overrides);
@@ -148,7 +162,7 @@ int run_calibrate(const std::vector<std::string>& args) {
   nlohmann::ordered_json platform = {
       {"ps_shards", 1},          {"worker_speed", speed},      {"ps_speed", speed},
       {"ps_cores", 1},           {"nic_bandwidth", bandwidth}, {"nic_latency", latency / 2},
-      {"network_model", "CM02"}, {"shared_cores", cores},      {"ps_one_queue", true}};
+      {"network_model", "CM02"}, {"shared_cores", cores}};
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   nlohmann::ordered_json report = {
@@ -232,13 +246,15 @@ int run_calibrate(const std::vector<std::string>& args) {
       }
       return std::sqrt(lo * hi);
     };
-    std::cerr << "gbasim calibrate: real sync and async runs with no stragglers (" << fit_runs
-              << " of each, after one to warm up)\n";
-    real("sync");  // the first run after a quiet spell is slower than the ones that follow
-    std::vector<double> sync_runs, async_runs;
-    for (int k = 0; k < fit_runs; ++k) {
-      sync_runs.push_back(real("sync"));
-      async_runs.push_back(real("async"));
+    std::vector<double> sync_runs = given_sync, async_runs = given_async;
+    if (sync_runs.empty()) {
+      std::cerr << "gbasim calibrate: real sync and async runs with no stragglers (" << fit_runs
+                << " of each, after one to warm up)\n";
+      real("sync");  // the first run after a quiet spell is slower than the ones that follow
+      for (int k = 0; k < fit_runs; ++k) {
+        sync_runs.push_back(real("sync"));
+        async_runs.push_back(real("async"));
+      }
     }
     const double real_sync = median(sync_runs), real_async = median(async_runs);
     std::cerr << "gbasim calibrate: fitting the message latency to sync (" << real_sync << " s)\n";
@@ -251,6 +267,16 @@ int run_calibrate(const std::vector<std::string>& args) {
                                  return simulated("async", fitted_latency, u * per_value);
                                });
     platform["nic_latency"] = fitted_latency;
+    const double sim_sync = simulated("sync", fitted_latency, 0.0),
+                 sim_async = simulated("async", fitted_latency, fitted_push);
+    // At an end of the bracket the simulator cannot take the real time (for example a server
+    // slower than the real one even with no work per push): say so rather than pretend.
+    for (const auto& [mode, sim, real_s] :
+         {std::tuple{"sync", sim_sync, real_sync}, std::tuple{"async", sim_async, real_async}}) {
+      if (std::abs(sim - real_s) > 0.02 * real_s)
+        std::cerr << "gbasim calibrate: warning: the fit cannot match real " << mode << ": " << sim
+                  << " s simulated against " << real_s << " s real\n";
+    }
     report["fit"] = {
         {"method",
          "bisection on the simulator: the spec's sync and async runs with no stragglers, "
@@ -259,8 +285,8 @@ int run_calibrate(const std::vector<std::string>& args) {
         {"real_async_s", real_async},
         {"real_sync_runs_s", sync_runs},
         {"real_async_runs_s", async_runs},
-        {"sim_sync_s", simulated("sync", fitted_latency, 0.0)},
-        {"sim_async_s", simulated("async", fitted_latency, fitted_push)},
+        {"sim_sync_s", sim_sync},
+        {"sim_async_s", sim_async},
         {"nic_latency_microbenchmark", latency / 2},
         {"nic_latency", fitted_latency},
         {"server_flops_per_push", fitted_push},

@@ -545,15 +545,23 @@ void Simulation::ps_step(int w, int64_t step, const Admission& admission, Gradie
 
   const double start = sg4::Engine::get_clock();
   const std::vector<double> push = shard_bytes(grad, dense_values_, dims_, shards, 4.0, 8.0);
+  if (one_queue_) {
+    // One message into the server's queue. As a large MPI message (rendezvous), it returns
+    // once the server has taken it in (its notice, sent then), so that the worker's next
+    // request queues behind what arrived meanwhile.
+    ps->put(new Arrival{w, admission.token, std::move(grad)}, kControlBytes + push[0]);
+    acks_[w]->get_unique<int>();
+    me.comm_s += sg4::Engine::get_clock() - start;
+    return;
+  }
   comms.clear();
   for (int p = 0; p < shards; ++p)
     comms.push_back(sg4::Comm::sendto_async(me.host, ps_hosts_[p], push[p]));
   for (auto& comm : comms) comm->wait();
-  // The push returns when the server has taken the gradient in: with one queue, when it
-  // takes the notice (the put's end); otherwise once the update is done (its
-  // acknowledgement), so the worker is never admitted again while its token is still out.
+  // The push returns once the update is done (its acknowledgement), so the worker is never
+  // admitted again while its token is still out.
   ps->put(new Arrival{w, admission.token, std::move(grad)}, kControlBytes);
-  if (!one_queue_) acks_[w]->get_unique<int>();
+  acks_[w]->get_unique<int>();
   me.comm_s += sg4::Engine::get_clock() - start;
 }
 
@@ -566,13 +574,13 @@ bool Simulation::request_admission(int w, Admission& admission) {
   double row_ids = 0.0;
   for (size_t t = 0; t < dims_.size(); ++t)
     row_ids += static_cast<double>(groups.unique_ids[t % groups.unique_ids.size()].size());
-  sg4::Comm::sendto(me.host, ps_hosts_[0], kControlBytes + 8.0 * row_ids);
-  me.comm_s += sg4::Engine::get_clock() - start;
-  const double queued = sg4::Engine::get_clock();
-  sg4::Mailbox::by_name("ps")->put(new Arrival{w, 0, Gradient{}, true}, kControlBytes);
+  // One message each way, as gbasim-mpi's: the request into the server's queue, then its
+  // answer with the parameters.
+  sg4::Mailbox::by_name("ps")->put(new Arrival{w, 0, Gradient{}, true},
+                                   kControlBytes + 8.0 * row_ids);
   admission = *grants_[w]->get_unique<Admission>();
-  me.wait_s += sg4::Engine::get_clock() - queued;
-  messages_ += 4;  // the request, the pull, the push, its notice
+  me.comm_s += sg4::Engine::get_clock() - start;
+  messages_ += 3;  // the request, the grant with the pull, the push
   return admission.admitted;
 }
 
@@ -586,11 +594,12 @@ bool Simulation::serve_request(int w) {
       gradient_of(requested_[w], granted_[w]);  // on the parameters of the token: now
     }
   }
-  if (admission.admitted) {
-    const double pull = total(shard_bytes(granted_[w], dense_values_, dims_, 1, 4.0, 0.0));
-    sg4::Comm::sendto(ps_hosts_[0], workers_[w].host, pull);  // the server sends it itself
-  }
-  grants_[w]->put_init(new Admission(admission), kControlBytes)->detach([](void* p) {
+  double bytes = kControlBytes;
+  if (admission.admitted)
+    bytes += total(shard_bytes(granted_[w], dense_values_, dims_, 1, 4.0, 0.0));
+  // The answer with the parameters, on its way while the server goes on (packing it is
+  // part of cost.server_flops_per_push).
+  grants_[w]->put_init(new Admission(admission), bytes)->detach([](void* p) {
     delete static_cast<Admission*>(p);
   });
   return true;
@@ -608,6 +617,11 @@ void Simulation::parameter_server() {
     if (arrival->request) {
       if (!serve_request(arrival->worker)) waiting.push_back(arrival->worker);
       continue;
+    }
+    if (one_queue_) {  // taken in: the push returns
+      acks_[arrival->worker]->put_init(new int(0), kControlBytes)->detach([](void* p) {
+        delete static_cast<int*>(p);
+      });
     }
     double own = spec_.cost.server_flops_per_push;
     // Modes that sum several gradients into one update merge this one's rows into the sum.
@@ -728,8 +742,13 @@ nlohmann::ordered_json Simulation::run() {
   for (int w = 0; w < n_; ++w) {
     sg4::Actor::create("worker-" + std::to_string(w), workers_[w].host, [this, w] { worker(w); });
   }
-  if (!allreduce)
-    sg4::Actor::create("ps", ps_hosts_[0], [this] { parameter_server(); })->daemonize();
+  if (!allreduce) {
+    auto ps = sg4::Actor::create("ps", ps_hosts_[0], [this] { parameter_server(); });
+    ps->daemonize();
+    // One queue: messages flow to the server while it works, as MPI's do, so that it is
+    // busy with its work and not with their latency.
+    if (one_queue_) sg4::Mailbox::by_name("ps")->set_receiver(ps);
+  }
   const std::vector<bool> colocated = colocated_workers(spec_.stragglers, n_);
   for (int w = 0; w < n_; ++w) {
     if (colocated[w]) {

@@ -40,8 +40,8 @@ struct ClusterSpec {
   // false: admissions (the token and the parameter pull) do not pass through the server, and
   // a push is acknowledged once its update is done. true: as gbasim-mpi's server, one queue
   // of admissions and pushes served one at a time in arrival order: the token is taken when
-  // the server serves the request, the pull occupies the server, and a push returns as soon
-  // as the server takes it in. Parameter-server modes with one shard and no switching.
+  // the server serves the request; request, grant (with the parameters) and push are one
+  // message each, flowing to the server while it works. Server modes, one shard, no switching.
   bool ps_one_queue = false;
 };
 

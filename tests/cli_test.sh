@@ -198,6 +198,13 @@ echo '{"training": {"workers": 2}}' >"$work/calib.json"
 msg=$("$gbasim" calibrate --spec "$work/calib.json" --fit-runs 0 --out "$work/calibrated.json" 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q -- "--fit-runs must be at least 1" <<<"$msg" || fail "calibrate --fit-runs 0: $rc $msg"
 [ ! -e "$work/calibrated.json" ] || fail "a refused calibration must write no platform"
+msg=$("$gbasim" calibrate --spec "$work/calib.json" --real-sync-s 1.2 1.3 --out "$work/calibrated.json" 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q -- "--real-sync-s and --real-async-s go together" <<<"$msg" \
+  || fail "calibrate --real-sync-s alone: $rc $msg"
+msg=$("$gbasim" calibrate --spec "$work/calib.json" --real-sync-s 1 --real-async-s -1 --out "$work/calibrated.json" 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q -- "--real-async-s: run times must be positive" <<<"$msg" \
+  || fail "calibrate --real-async-s -1: $rc $msg"
+[ ! -e "$work/calibrated.json" ] || fail "a refused calibration must write no platform"
 
 if [ $failures -gt 0 ]; then
   echo "$failures check(s) failed"
