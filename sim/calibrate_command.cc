@@ -61,7 +61,8 @@ int run_calibrate(const std::vector<std::string>& args) {
       "single-threaded), and MPI's point-to-point\n"
       "latency and bandwidth between two gbasim-mpi ranks (scripts/mpirun.sh). Writes a\n"
       "platform file (cluster keys; name it in a spec's cluster.platform) that places every\n"
-      "rank on one machine of this many cores, sharing them as real ranks do, and a report\n"
+      "rank on one machine of this many cores, sharing them as real ranks do, with a server\n"
+      "that serves admissions and pushes in one queue as gbasim-mpi's does, and a report\n"
       "with the measurements and the cost settings to run with it:\n"
       "  --set cost.flops_scale=1 --set cost.update_flops_per_value=<reported>\n"
       "Then (unless --no-fit) it runs the spec for real with no stragglers, in sync and in\n"
@@ -162,7 +163,7 @@ int run_calibrate(const std::vector<std::string>& args) {
   nlohmann::ordered_json platform = {
       {"ps_shards", 1},          {"worker_speed", speed},      {"ps_speed", speed},
       {"ps_cores", 1},           {"nic_bandwidth", bandwidth}, {"nic_latency", latency / 2},
-      {"network_model", "CM02"}, {"shared_cores", cores}};
+      {"network_model", "CM02"}, {"shared_cores", cores},      {"ps_one_queue", true}};
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   nlohmann::ordered_json report = {

@@ -597,11 +597,9 @@ bool Simulation::serve_request(int w) {
   double bytes = kControlBytes;
   if (admission.admitted)
     bytes += total(shard_bytes(granted_[w], dense_values_, dims_, 1, 4.0, 0.0));
-  // The answer with the parameters, on its way while the server goes on (packing it is
-  // part of cost.server_flops_per_push).
-  grants_[w]->put_init(new Admission(admission), bytes)->detach([](void* p) {
-    delete static_cast<Admission*>(p);
-  });
+  // The answer with the parameters: the server sends it itself and goes on once it is
+  // through, as gbasim-mpi's does (a blocking send); so grants go out one after another.
+  grants_[w]->put(new Admission(admission), bytes);
   return true;
 }
 

@@ -41,7 +41,8 @@ struct ClusterSpec {
   // a push is acknowledged once its update is done. true: as gbasim-mpi's server, one queue
   // of admissions and pushes served one at a time in arrival order: the token is taken when
   // the server serves the request; request, grant (with the parameters) and push are one
-  // message each, flowing to the server while it works. Server modes, one shard, no switching.
+  // message each, flowing to the server while it works; the server sends each grant itself.
+  // Server modes, one shard, no switching.
   bool ps_one_queue = false;
 };
 
