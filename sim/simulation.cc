@@ -24,7 +24,6 @@ namespace sg4 = simgrid::s4u;
 namespace gbasim {
 namespace {
 
-// A gradient on its way to the parameter server.
 // A message to the server: a worker's push, or (cluster.ps_one_queue) its admission request.
 struct Arrival {
   int worker;
@@ -605,7 +604,9 @@ bool Simulation::serve_request(int w) {
 
 // Gradients are taken in one at a time. An update becomes visible at once (so that every
 // token names the parameters a worker then computes on); the shards' optimizer work (in
-// parallel on equal shares) is then charged before the push is acknowledged.
+// parallel on equal shares) is then charged before the push is acknowledged. With one queue
+// the push is acknowledged when taken in, requests come through the same queue, and those
+// the rule refused are served again after each update.
 void Simulation::parameter_server() {
   auto* ps = sg4::Mailbox::by_name("ps");
   const int shards = static_cast<int>(ps_hosts_.size());
