@@ -129,7 +129,7 @@ struct ServerRecord {
 
 struct WorkerRecord {
   int64_t steps = 0;
-  double compute_s = 0.0, injected_s = 0.0, comm_s = 0.0;
+  double compute_s = 0.0, injected_s = 0.0, slept_s = 0.0, comm_s = 0.0;
   std::vector<double> step_ends;
 };
 
@@ -213,9 +213,13 @@ void compute_step(Job& job, RankSlowdown& slow, int64_t step, const Batch& batch
   job.model.forward_backward(job.params, batch, grad);
   const double compute = seconds_since(t);
   const double extra = (slow.factor(step, job.elapsed() - compute) - 1.0) * compute;
-  sleep_for(extra);
+  if (extra > 0.0) {  // the sleep asked for, and the one had: waking up may take longer
+    const auto slept = std::chrono::steady_clock::now();
+    sleep_for(extra);
+    me.injected_s += extra;
+    me.slept_s += seconds_since(slept);
+  }
   me.compute_s += compute;
-  me.injected_s += std::max(extra, 0.0);
 }
 
 // Sync: rank r is worker r. Each step every rank computes its batch's gradient, the dense
@@ -507,6 +511,7 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
   mine.put<int64_t>(me.steps);
   mine.put(me.compute_s);
   mine.put(me.injected_s);
+  mine.put(me.slept_s);
   mine.put(me.comm_s);
   mine.put(me.step_ends.data(), me.step_ends.size());
   int size = static_cast<int>(mine.bytes().size());
@@ -573,7 +578,8 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
     Buffer b;
     b.bytes().assign(all.begin() + offsets[r], all.begin() + offsets[r] + sizes[r]);
     const auto steps = b.get<int64_t>();
-    const auto compute = b.get<double>(), injected = b.get<double>(), comm = b.get<double>();
+    const auto compute = b.get<double>(), injected = b.get<double>(), slept = b.get<double>(),
+               comm = b.get<double>();
     std::vector<double> ends(static_cast<size_t>(steps));
     b.get(ends.data(), ends.size());
     workers.push_back({{"worker", sync ? r : r - 1},
@@ -582,6 +588,7 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
                        {"steps", steps},
                        {"compute_s", compute},
                        {"injected_slowdown_s", injected},
+                       {"slept_s", slept},
                        {"comm_s", comm},
                        {"step_ends", ends}});
   }
