@@ -18,27 +18,16 @@ import statistics
 import sys
 
 
-def crossing(doc):
-    """When test AUC first reaches the target, interpolated linearly between the snapshots
-    around it (the summary's time_to_auc is the first snapshot at or above it, on the grid of
-    evaluation.interval_s)."""
+def at_target(doc, key):
+    """The curve's `key` ("time" or "samples") when test AUC first reaches the target,
+    interpolated linearly between the snapshots around it (the summary's time_to_auc is the
+    first snapshot at or above it, on the grid of evaluation.interval_s); None if never."""
     target = doc["summary"]["target_auc"]
     curve = doc["curve"]
     for before, after in zip(curve, curve[1:]):
         if after["test_auc"] >= target > before["test_auc"]:
             f = (target - before["test_auc"]) / (after["test_auc"] - before["test_auc"])
-            return before["time"] + f * (after["time"] - before["time"])
-    return None
-
-
-def samples_at(doc):
-    """The samples applied when test AUC first reaches the target (interpolated likewise)."""
-    target = doc["summary"]["target_auc"]
-    curve = doc["curve"]
-    for before, after in zip(curve, curve[1:]):
-        if after["test_auc"] >= target > before["test_auc"]:
-            f = (target - before["test_auc"]) / (after["test_auc"] - before["test_auc"])
-            return before["samples"] + f * (after["samples"] - before["samples"])
+            return before[key] + f * (after[key] - before[key])
     return None
 
 
@@ -69,13 +58,13 @@ def main():
     worst = 0.0
     for mode in ["sync", "async", "gba"]:
         sim = json.load(open(f"{out}/runs/sim-{mode}.json"))
-        s = crossing(sim)
+        s = at_target(sim, "time")
         times, samples, aucs, staleness = [], [], [], []
         for k in range(1, rounds + 1):
             real = json.load(open(f"{out}/runs/real-{mode}-{k}.json"))
             target = real["summary"]["target_auc"]
-            r = crossing(real)
-            n = samples_at(real)
+            r = at_target(real, "time")
+            n = at_target(real, "samples")
             runs.append([k, mode, fmt(r), fmt(n, 0), fmt(real["summary"]["final_auc"], 4),
                          fmt(real["summary"]["run_time"]), fmt(real["summary"]["mean_staleness"], 2)])
             if r is not None:
@@ -93,7 +82,7 @@ def main():
             fmt(statistics.median(aucs), 4), fmt(sim["summary"]["final_auc"], 4),
             f"{len(times)} of {rounds}", f"{q[0]:.3f}-{q[2]:.3f}" if q else "",
             f"{min(times):.3f}-{max(times):.3f}" if times else "",
-            fmt(statistics.median(samples), 0) if samples else "", fmt(samples_at(sim), 0),
+            fmt(statistics.median(samples), 0) if samples else "", fmt(at_target(sim, "samples"), 0),
             fmt(statistics.median(staleness), 2), fmt(sim["summary"]["mean_staleness"], 2)])
     write_csv(f"{out}/runs.csv", runs)
     print(write_csv(f"{out}/table.csv", table), end="")
