@@ -146,6 +146,7 @@ struct Job {
   // Parameter holder (rank 0) only.
   std::vector<Snapshot> snapshots;
   double next_snapshot = 0.0;
+  double snapshot_s = 0.0;  // what taking them cost training (seconds)
 
   Job(const ExperimentSpec& s, const MpiOptions& o)
       : spec(s),
@@ -161,41 +162,47 @@ struct Job {
   bool out_of_time() const {
     return spec.budget.max_time_s > 0.0 && elapsed() >= spec.budget.max_time_s;
   }
-  // The holder applies `update` to its parameters: the rows it touches become dirty.
+  // The holder applies `update` to its parameters: the rows it touches become dirty. A row
+  // is dirty when its mark is the number of the next snapshot, so taking one clears every
+  // mark at once by counting up.
   void updated(const Gradient& update) {
-    if (dirty.empty()) {
-      for (const auto& t : params.tables) dirty.emplace_back(static_cast<size_t>(t.rows()), 0);
+    if (marks.empty()) {
+      for (const auto& t : params.tables) marks.emplace_back(static_cast<size_t>(t.rows()), -1);
       dirty_rows.resize(params.tables.size());
     }
+    const auto next = static_cast<int32_t>(snapshots.size());
     for (size_t k = 0; k < update.tables.size(); ++k) {
       for (int32_t row : update.tables[k].rows) {
-        if (!dirty[k][static_cast<size_t>(row)]) {
-          dirty[k][static_cast<size_t>(row)] = 1;
+        int32_t& mark = marks[k][static_cast<size_t>(row)];
+        if (mark != next) {
+          mark = next;
           dirty_rows[k].push_back(row);
         }
       }
     }
   }
-  // Takes a snapshot when one is due (or `force`): the dense vector and the dirty rows.
+  // Takes a snapshot when one is due (or `force`): the dense vector and the dirty rows, in
+  // the order first touched (replay needs no other: each row appears once).
   void maybe_snapshot(int64_t global_step, int64_t samples, bool force = false) {
     const double now = elapsed();
     if (!force && now < next_snapshot) return;
+    const auto t = std::chrono::steady_clock::now();
     Snapshot s{now, global_step, samples, params.dense, {}, {}};
     for (size_t k = 0; k < dirty_rows.size(); ++k) {
-      std::sort(dirty_rows[k].begin(), dirty_rows[k].end());
-      RowMatrixXf values(static_cast<Eigen::Index>(dirty_rows[k].size()), params.tables[k].cols());
-      for (size_t i = 0; i < dirty_rows[k].size(); ++i) {
-        values.row(static_cast<Eigen::Index>(i)) = params.tables[k].row(dirty_rows[k][i]);
-        dirty[k][static_cast<size_t>(dirty_rows[k][i])] = 0;
-      }
+      const RowMatrixXf& table = params.tables[k];
+      RowMatrixXf values(static_cast<Eigen::Index>(dirty_rows[k].size()), table.cols());
+      for (size_t i = 0; i < dirty_rows[k].size(); ++i)
+        values.row(static_cast<Eigen::Index>(i)) = table.row(dirty_rows[k][i]);
       s.rows.push_back(std::move(dirty_rows[k]));
       s.values.push_back(std::move(values));
-      dirty_rows[k].clear();
+      dirty_rows[k] = {};
+      dirty_rows[k].reserve(s.rows.back().size());
     }
     snapshots.push_back(std::move(s));
+    snapshot_s += seconds_since(t);
     while (next_snapshot <= now) next_snapshot += spec.evaluation.interval_s;
   }
-  std::vector<std::vector<char>> dirty;          // per table, per row
+  std::vector<std::vector<int32_t>> marks;       // per table, per row: see updated()
   std::vector<std::vector<int32_t>> dirty_rows;  // per table, in the order first touched
   void maybe_fail(int64_t step) const {
     if (rank == options.fail_rank && step == options.fail_step) {
@@ -566,6 +573,8 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
   summary["final_logloss"] = last.logloss;
   if (job.data.bayes_auc) summary["bayes_auc"] = *job.data.bayes_auc;
   summary["run_time"] = run_time;
+  summary["snapshots"] = job.snapshots.size();
+  summary["snapshot_s"] = job.snapshot_s;
   summary["global_steps"] = metrics.global_steps;
   summary["samples"] = applied;
   put_rule_metrics(metrics, summary);

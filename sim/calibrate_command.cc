@@ -187,14 +187,14 @@ int run_calibrate(const std::vector<std::string>& args) {
         "cost.merge_flops_per_value=" + std::to_string(merge_flops_per_value)}}};
   double server_push = 0.0;
   if (fit) {
-    // Short straggler-free runs, real and simulated, of the spec as placed here.
+    // Short straggler-free runs, real and simulated, of the spec as placed here. The real ones
+    // take their snapshots as the spec says, as the runs compared with the simulator do.
     const std::string work = out_path + ".fit";
     fs::create_directories(work);
     std::vector<std::string> quiet_runs = overrides;
     for (const char* o : {"stragglers.persistent_fraction=0", "stragglers.noise_cv=0",
                           "stragglers.transient_rate_per_s=0", "stragglers.network_rate_per_s=0",
-                          "stragglers.colocated_fraction=0",
-                          "stragglers.trace.format=", "evaluation.interval_s=1000"})
+                          "stragglers.colocated_fraction=0", "stragglers.trace.format="})
       quiet_runs.emplace_back(o);
     auto sets = [&](const std::vector<std::string>& extra) {
       std::string text;
@@ -229,6 +229,7 @@ int run_calibrate(const std::vector<std::string>& args) {
       command += spec_path;
       command += "'";
       command += sets({"training.mode=" + mode,
+                       "evaluation.interval_s=1000",  // costs no simulated time, only ours
                        "cluster.platform=" + fs::absolute(work + "/platform.json").string(),
                        "cost.flops_scale=1",
                        "cost.update_flops_per_value=" + std::to_string(update_flops_per_value),
