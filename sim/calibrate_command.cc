@@ -45,6 +45,33 @@ double median_seconds(int reps, F f) {
   return median(times);
 }
 
+// How long the scheduler lets a computation keep a core when more want one than there are
+// cores: cores + 1 threads spin for 0.4 s reading the clock, a gap of over 50 us is a turn
+// lost, and the median run between two gaps is the slice (0 when no turn was lost).
+double measure_time_slice(int cores) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<std::vector<double>> runs(static_cast<size_t>(cores + 1));
+  std::vector<std::thread> threads;
+  for (auto& mine : runs) {
+    threads.emplace_back([&mine] {
+      const auto start = Clock::now();
+      auto last = start, since = start;
+      while (last - start < std::chrono::milliseconds(400)) {
+        const auto now = Clock::now();
+        if (now - last > std::chrono::microseconds(50)) {
+          if (since != start) mine.push_back(std::chrono::duration<double>(last - since).count());
+          since = now;
+        }
+        last = now;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::vector<double> all;
+  for (const auto& r : runs) all.insert(all.end(), r.begin(), r.end());
+  return all.empty() ? 0.0 : median(all);
+}
+
 }  // namespace
 
 int run_calibrate(const std::vector<std::string>& args) {
@@ -143,6 +170,9 @@ int run_calibrate(const std::vector<std::string>& args) {
   const double update_flops_per_value = speed * update_s / static_cast<double>(values);
   const double merge_flops_per_value = speed * merge_s / static_cast<double>(part_values);
 
+  std::cerr << "gbasim calibrate: the scheduler's time slice on " << cores << " cores\n";
+  const double time_slice = measure_time_slice(cores);
+
   std::cerr << "gbasim calibrate: MPI ping-pong between two ranks\n";
   const fs::path exe = fs::read_symlink("/proc/self/exe");
   const fs::path mpi = exe.parent_path().parent_path() / "hw" / "gbasim-mpi";
@@ -163,7 +193,8 @@ int run_calibrate(const std::vector<std::string>& args) {
   nlohmann::ordered_json platform = {
       {"ps_shards", 1},          {"worker_speed", speed},      {"ps_speed", speed},
       {"ps_cores", 1},           {"nic_bandwidth", bandwidth}, {"nic_latency", latency / 2},
-      {"network_model", "CM02"}, {"shared_cores", cores},      {"ps_one_queue", true}};
+      {"network_model", "CM02"}, {"shared_cores", cores},      {"time_slice_s", time_slice},
+      {"ps_one_queue", true}};
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   nlohmann::ordered_json report = {
@@ -178,6 +209,7 @@ int run_calibrate(const std::vector<std::string>& args) {
       {"mpi_latency_s", latency},
       {"mpi_bandwidth_bytes_per_s", bandwidth},
       {"cores", cores},
+      {"time_slice_s", time_slice},
       {"platform", out_path},
       {"merge_s", merge_s},
       {"merged_gradients", parts},
@@ -302,8 +334,10 @@ int run_calibrate(const std::vector<std::string>& args) {
   std::printf("gradient of a batch of %lld: %.3f ms (%.3g flop/s); optimizer update: %.3f ms\n",
               static_cast<long long>(spec.training.local_batch), gradient_s * 1e3, speed,
               update_s * 1e3);
-  std::printf("MPI between two ranks: latency %.2f us, bandwidth %.2f GB/s; %d cores shared\n",
-              latency * 1e6, bandwidth / 1e9, cores);
+  std::printf(
+      "MPI between two ranks: latency %.2f us, bandwidth %.2f GB/s; %d cores shared, a "
+      "computation keeps one for %.2f ms when others wait (0: never had to wait)\n",
+      latency * 1e6, bandwidth / 1e9, cores, time_slice * 1e3);
   std::string settings;
   for (const auto& o : report["overrides"]) settings += " --set " + o.get<std::string>();
   std::printf("platform: %s\nreport: %s\nrun with: --set cluster.platform=%s%s\n", out_path.c_str(),

@@ -279,6 +279,9 @@ class Simulation {
   // slowdowns, slept as real ranks do.
   sg4::Host* machine_ = nullptr;
   std::vector<RankSlowdown> rank_slowdowns_;
+  // cluster.time_slice_s: the machine's cores, taken for a slice at a time in arrival order.
+  sg4::SemaphorePtr cores_;
+  double slice_flops_ = 0.0;
   // Switching: a model move in progress holds every admission back.
   bool moving_ = false;
   std::optional<ModelMove> owed_move_;  // taken from the controller, to be made
@@ -339,6 +342,10 @@ void Simulation::build_platform() {
     machine_ = zone->create_host("machine", c.worker_speed)->set_core_count(c.shared_cores);
     machine_->seal();
     for (int w = 0; w < n_; ++w) rank_slowdowns_.emplace_back(spec_, w);
+    if (c.time_slice_s > 0.0) {
+      cores_ = sg4::Semaphore::create(static_cast<unsigned>(c.shared_cores));
+      slice_flops_ = c.time_slice_s * c.worker_speed;
+    }
   }
   for (int w = 0; w < n_; ++w) {
     WorkerStats& s = workers_[w];
@@ -466,7 +473,13 @@ void Simulation::compute(int worker, int64_t step) {
 }
 
 void Simulation::run_flops(double flops, int threads) {
-  if (machine_ != nullptr) {
+  if (cores_) {  // no more computations at once than cores, each at a core's speed
+    for (double left = flops; left > 0.0; left -= slice_flops_) {
+      cores_->acquire();
+      sg4::this_actor::exec_init(std::min(left, slice_flops_))->set_host(machine_)->wait();
+      cores_->release();
+    }
+  } else if (machine_ != nullptr) {
     sg4::this_actor::exec_init(flops)->set_host(machine_)->wait();
   } else if (threads > 1) {
     sg4::this_actor::exec_init(flops)->set_thread_count(threads)->wait();

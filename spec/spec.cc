@@ -102,6 +102,7 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("nic_latency", c.nic_latency);
     v.field("network_model", c.network_model);
     v.field("shared_cores", c.shared_cores);
+    v.field("time_slice_s", c.time_slice_s);
     v.field("ps_one_queue", c.ps_one_queue);
   });
   v.section("cost", [&] {
@@ -393,6 +394,9 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
   if (!(c.ps_speed > 0.0)) fail("cluster.ps_speed", "must be positive");
   if (c.ps_cores < 1) fail("cluster.ps_cores", "must be at least 1");
   if (c.shared_cores < 0) fail("cluster.shared_cores", "must not be negative");
+  if (!(c.time_slice_s >= 0.0)) fail("cluster.time_slice_s", "must not be negative");
+  if (c.time_slice_s > 0.0 && c.shared_cores == 0)
+    fail("cluster.time_slice_s", "needs cluster.shared_cores");
   if (c.ps_one_queue && c.ps_shards != 1)
     fail("cluster.ps_one_queue", "needs cluster.ps_shards = 1");
   if (c.ps_one_queue && s.switching.enabled())

@@ -37,6 +37,11 @@ struct ClusterSpec {
   // every computation shares those cores, and stragglers sleep (slowdown - 1) x their
   // compute as real ranks do; each rank keeps its own link (nic_bandwidth, nic_latency).
   int shared_cores = 0;
+  // With shared_cores: 0 shares the cores among every computation in progress at once
+  // (processor sharing). t > 0: as an operating system's scheduler, a computation has a core
+  // to itself for up to t seconds, then queues again; waiting ones take the cores in
+  // arrival order.
+  double time_slice_s = 0.0;
   // false: admissions (the token and the parameter pull) do not pass through the server, and
   // a push is acknowledged once its update is done. true: as gbasim-mpi's server, one queue
   // of admissions and pushes served one at a time in arrival order: the token is taken when

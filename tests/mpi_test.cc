@@ -165,6 +165,7 @@ TEST(Mpi, CalibrateWritesAPlatformTheSimulatorLoads) {
   EXPECT_GT(p["nic_bandwidth"].get<double>(), 1e6);
   EXPECT_GT(p["nic_latency"].get<double>(), 0.0);
   EXPECT_GE(p["shared_cores"].get<int>(), 1);
+  EXPECT_GE(p["time_slice_s"].get<double>(), 0.0);
   command = std::string(GBASIM_EXE) + " run --spec " + spec_file() +
             " --set cluster.platform=" + platform + " --set training.mode=gba -q --out " +
             own_file("result.json") + " >" + log + " 2>&1";
@@ -172,6 +173,7 @@ TEST(Mpi, CalibrateWritesAPlatformTheSimulatorLoads) {
   std::ifstream result(own_file("result.json"));
   const auto r = nlohmann::json::parse(result);
   EXPECT_EQ(r["spec"]["cluster"]["shared_cores"], p["shared_cores"]);
+  EXPECT_EQ(r["spec"]["cluster"]["time_slice_s"], p["time_slice_s"]);
 }
 
 }  // namespace

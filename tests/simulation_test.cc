@@ -354,6 +354,37 @@ TEST(Simulation, RanksOnASharedMachineShareItsCoresAndSleepTheirSlowdown) {
   }
 }
 
+// The same two ranks without stragglers, the core taken a slice at a time: with a slice
+// longer than a step's compute c, one rank computes while the other waits, so their steps'
+// compute times are c and 2c (3c a step together) where sharing gives 2c each; with slices
+// of c / 2 they take turns, ending at 1.5c and 2c. Either way a step still ends after 2c
+// and the ring.
+class TimeSlice : public ::testing::TestWithParam<double> {};  // in computes; 0: sharing
+
+TEST_P(TimeSlice, CoresServeOneComputationAtATimeOrShare) {
+  const double slices = GetParam();
+  ExperimentSpec s = quiet_cluster(Mode::kSync, 2);
+  s.cost.update_flops_per_value = 0.0;
+  s.cluster.shared_cores = 1;
+  s.budget.max_samples = 2 * 64 * 4;
+  const TwoWorkerRing ring(s, 4);
+  s.cluster.time_slice_s = slices * ring.compute;
+  const auto result = simulate(s);
+  const double both = result["workers"][0]["compute_s"].get<double>() +
+                      result["workers"][1]["compute_s"].get<double>();
+  const double per_step = slices == 0.0 ? 4.0 : slices < 1.0 ? 3.5 : 3.0;
+  EXPECT_NEAR(both, 4 * per_step * ring.compute, 1e-9);
+  const auto& ends = result["workers"][0]["step_ends"];
+  ASSERT_EQ(ends.size(), 4u);
+  double t = 0.0;
+  for (size_t k = 0; k < ends.size(); ++k) {
+    t += 2 * ring.compute + ring.comm(k);
+    EXPECT_NEAR(ends[k].get<double>(), t, 1e-9 * t) << "step " << k;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Computes, TimeSlice, ::testing::Values(0.0, 0.5, 2.0));
+
 // Async, two workers, a server that takes 1 s per push, compute and network next to nothing.
 ExperimentSpec saturated_server() {
   ExperimentSpec s = quiet_cluster(Mode::kAsync, 2);
