@@ -419,18 +419,24 @@ TEST(Simulation, OneQueueServerTakesTheTokenWhenItServesTheRequest) {
   EXPECT_NEAR(result["summary"]["simulated_time"].get<double>(), 40.0, 1e-3);
 }
 
-class EveryMode : public ::testing::TestWithParam<Mode> {};
-
-TEST_P(EveryMode, AShortRunLearns) {
-  ExperimentSpec s = quiet_cluster(GetParam(), 4);
+// 60k samples on 4 workers, one of them `slowdown` times slower, evaluated every 0.05 s.
+ExperimentSpec short_run(Mode mode, double slowdown) {
+  ExperimentSpec s = quiet_cluster(mode, 4);
   s.data.synthetic.train_samples = 60'000;
   s.data.synthetic.test_samples = 5'000;
   s.stragglers.persistent_fraction = 0.25;
-  s.stragglers.persistent_slowdown = 2.0;
+  s.stragglers.persistent_slowdown = slowdown;
+  s.evaluation.interval_s = 0.05;
+  return s;
+}
+
+class EveryMode : public ::testing::TestWithParam<Mode> {};
+
+TEST_P(EveryMode, AShortRunLearns) {
+  ExperimentSpec s = short_run(GetParam(), 2.0);
   s.stragglers.noise_cv = 0.1;
   s.cluster.network_model = "LV08";
   s.cluster.ps_shards = 2;
-  s.evaluation.interval_s = 0.05;
   const auto result = simulate(s);
   const auto& summary = result["summary"];
   EXPECT_GT(summary["final_auc"].get<double>(), 0.6) << mode_name(GetParam());
@@ -444,13 +450,8 @@ TEST_P(EveryMode, AShortRunLearns) {
 class EveryServerMode : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(EveryServerMode, AShortRunWithOneQueueLearns) {
-  ExperimentSpec s = quiet_cluster(GetParam(), 4);
-  s.data.synthetic.train_samples = 60'000;
-  s.data.synthetic.test_samples = 5'000;
-  s.stragglers.persistent_fraction = 0.25;
-  s.stragglers.persistent_slowdown = 3.0;
+  ExperimentSpec s = short_run(GetParam(), 3.0);
   s.cluster.ps_one_queue = true;
-  s.evaluation.interval_s = 0.05;
   const auto result = simulate(s);
   EXPECT_GT(result["summary"]["final_auc"].get<double>(), 0.6) << mode_name(GetParam());
   EXPECT_GE(result["summary"]["samples"].get<int64_t>(), 60'000);
