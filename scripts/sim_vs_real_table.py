@@ -3,7 +3,9 @@
 Usage: /usr/bin/python3 scripts/sim_vs_real_table.py OUT_DIR ROUNDS
 
 Per mode: the median over the rounds of the real time to the target AUC (interpolated
-between snapshots), the simulated one, the relative error, the final AUCs, the spread of the
+between snapshots), the simulated one (the median over the simulations of the mode, one per
+order of service: runs/sim-MODE.json or runs/sim-MODE-SEED.json), the relative error, the
+final AUCs, the spread of the
 real runs, the samples applied by then (time to AUC = samples to AUC x time per sample: the
 first is how well the rule learns, the second how fast the cluster runs), and the mean
 staleness of the gradients applied, real (median) and simulated.
@@ -11,6 +13,7 @@ Writes OUT_DIR/table.csv and OUT_DIR/runs.csv (every real run) and prints the ta
 """
 
 import csv
+import glob
 import io
 import json
 import os
@@ -57,8 +60,17 @@ def main():
     target = None
     worst = 0.0
     for mode in ["sync", "async", "gba"]:
-        sim = json.load(open(f"{out}/runs/sim-{mode}.json"))
-        s = at_target(sim, "time")
+        paths = sorted(glob.glob(f"{out}/runs/sim-{mode}.json") +
+                       glob.glob(f"{out}/runs/sim-{mode}-*.json"))
+        if not paths:
+            sys.exit(f"sim_vs_real_table.py: no simulation of {mode} in {out}/runs/")
+        sims = [json.load(open(p)) for p in paths]
+        reached = [t for t in (at_target(d, "time") for d in sims) if t is not None]
+        s = statistics.median(reached) if len(reached) * 2 > len(sims) else None
+
+        def sim_median(value):
+            values = [v for v in (value(d) for d in sims) if v is not None]
+            return statistics.median(values) if values else None
         times, samples, aucs, staleness = [], [], [], []
         for k in range(1, rounds + 1):
             real = json.load(open(f"{out}/runs/real-{mode}-{k}.json"))
@@ -79,11 +91,13 @@ def main():
             cells = [fmt(rm), fmt(s), f"{(s - rm) / rm:+.3f}"]
         q = statistics.quantiles(times, n=4) if len(times) > 1 else times * 3
         table.append([mode] + cells + [
-            fmt(statistics.median(aucs), 4), fmt(sim["summary"]["final_auc"], 4),
+            fmt(statistics.median(aucs), 4), fmt(sim_median(lambda d: d["summary"]["final_auc"]), 4),
             f"{len(times)} of {rounds}", f"{q[0]:.3f}-{q[2]:.3f}" if q else "",
             f"{min(times):.3f}-{max(times):.3f}" if times else "",
-            fmt(statistics.median(samples), 0) if samples else "", fmt(at_target(sim, "samples"), 0),
-            fmt(statistics.median(staleness), 2), fmt(sim["summary"]["mean_staleness"], 2)])
+            fmt(statistics.median(samples), 0) if samples else "",
+            fmt(sim_median(lambda d: at_target(d, "samples")), 0),
+            fmt(statistics.median(staleness), 2),
+            fmt(sim_median(lambda d: d["summary"]["mean_staleness"]), 2)])
     write_csv(f"{out}/runs.csv", runs)
     print(write_csv(f"{out}/table.csv", table), end="")
     print(f"largest |relative error| of the median time to AUC {target}: {worst:.1%} "

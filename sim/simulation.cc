@@ -1,5 +1,6 @@
 #include "sim/simulation.h"
 
+#include <random>
 #include <simgrid/kernel/ProfileBuilder.hpp>
 #include <simgrid/s4u.hpp>
 
@@ -624,8 +625,22 @@ void Simulation::parameter_server() {
   auto* ps = sg4::Mailbox::by_name("ps");
   const int shards = static_cast<int>(ps_hosts_.size());
   std::deque<int> waiting;  // one queue: requests the rule refused, tried after each update
+  // cluster.ps_service_seed: the messages that have arrived, one of them served at random.
+  std::vector<std::unique_ptr<Arrival>> arrived;
+  std::mt19937_64 pick(static_cast<uint64_t>(spec_.cluster.ps_service_seed));
   while (true) {
-    auto arrival = ps->get_unique<Arrival>();
+    std::unique_ptr<Arrival> arrival;
+    if (one_queue_ && spec_.cluster.ps_service_seed > 0) {
+      if (arrived.empty()) arrived.push_back(ps->get_unique<Arrival>());
+      while (ps->ready()) arrived.push_back(ps->get_unique<Arrival>());
+      const auto chosen =
+          arrived.begin() + static_cast<ptrdiff_t>(
+                                std::uniform_int_distribution<size_t>(0, arrived.size() - 1)(pick));
+      arrival = std::move(*chosen);
+      arrived.erase(chosen);
+    } else {
+      arrival = ps->get_unique<Arrival>();
+    }
     if (arrival->request) {
       if (!serve_request(arrival->worker)) waiting.push_back(arrival->worker);
       continue;

@@ -104,6 +104,7 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("shared_cores", c.shared_cores);
     v.field("time_slice_s", c.time_slice_s);
     v.field("ps_one_queue", c.ps_one_queue);
+    v.field("ps_service_seed", c.ps_service_seed);
   });
   v.section("cost", [&] {
     v.field("flops_scale", s.cost.flops_scale);
@@ -401,6 +402,9 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
     fail("cluster.ps_one_queue", "needs cluster.ps_shards = 1");
   if (c.ps_one_queue && s.switching.enabled())
     fail("cluster.ps_one_queue", "cannot be combined with training.switching");
+  if (c.ps_service_seed < 0) fail("cluster.ps_service_seed", "must not be negative");
+  if (c.ps_service_seed > 0 && !c.ps_one_queue)
+    fail("cluster.ps_service_seed", "needs cluster.ps_one_queue");
   if (!(c.nic_bandwidth > 0.0)) fail("cluster.nic_bandwidth", "must be positive");
   if (c.nic_latency < 0.0) fail("cluster.nic_latency", "must not be negative");
   if (c.network_model != "LV08" && c.network_model != "CM02")

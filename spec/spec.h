@@ -49,6 +49,10 @@ struct ClusterSpec {
   // message each, flowing to the server while it works; the server sends each grant itself.
   // Server modes, one shard, no switching.
   bool ps_one_queue = false;
+  // With ps_one_queue: 0 serves the waiting messages in arrival order; k > 0 picks one of
+  // them at random (seeded by k), as an MPI server probing for any source gets them in an
+  // order that is not the order they arrived in.
+  int ps_service_seed = 0;
 };
 
 struct CostSpec {

@@ -88,6 +88,7 @@ check_spec_error '{"training": {"mode": "hogwild"}}' "'training.mode' unknown mo
 check_spec_error '{"cluster": {"nic_bandwidth": -1}}' "'cluster.nic_bandwidth' must be positive"
 check_spec_error '{"cluster": {"ps_one_queue": true, "ps_shards": 2}}' "'cluster.ps_one_queue' needs cluster.ps_shards = 1"
 check_spec_error '{"cluster": {"time_slice_s": 0.004}}' "'cluster.time_slice_s' needs cluster.shared_cores"
+check_spec_error '{"cluster": {"ps_service_seed": 3}}' "'cluster.ps_service_seed' needs cluster.ps_one_queue"
 check_spec_error '{"cluster": {"time_slice_s": -1, "shared_cores": 2}}' "'cluster.time_slice_s' must not be negative"
 check_spec_error '{"training": {"gba": {"gamma": 2}}}' "'training.gba.gamma' must lie in (0, 1]"
 check_spec_error '{"training": ' "bad.json: not valid JSON"

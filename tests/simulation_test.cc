@@ -430,6 +430,24 @@ ExperimentSpec short_run(Mode mode, double slowdown) {
   return s;
 }
 
+// Served in a random order of what has arrived, the saturated server still takes 1 s a push
+// and is never idle (the run lasts 1 s per push taken: the 40 of the budget, and one more
+// when a push is queued when the 40th update is done), and the order differs from arrival
+// order.
+TEST(Simulation, RandomServiceOrderKeepsTheServerBusyAndShufflesStaleness) {
+  ExperimentSpec s = saturated_server();
+  s.cluster.ps_one_queue = true;
+  s.cluster.ps_service_seed = 1;
+  const auto result = simulate(s);
+  int64_t taken = 0;
+  for (const auto& bin : result["staleness_histogram"]) taken += bin[1].get<int64_t>();
+  EXPECT_GE(taken, 40);
+  EXPECT_LE(taken, 41);
+  EXPECT_NEAR(result["summary"]["simulated_time"].get<double>(), static_cast<double>(taken), 1e-3);
+  EXPECT_NE(result["staleness_histogram"], nlohmann::json::parse("[[0, 20], [1, 20]]"))
+      << result["staleness_histogram"];
+}
+
 class EveryMode : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(EveryMode, AShortRunLearns) {
