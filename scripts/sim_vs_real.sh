@@ -20,7 +20,8 @@
 #
 # Single real runs on a shared 2-core machine spread over a factor of 1.5 (the operating
 # system's scheduler, the host), so that a median of 7 moved by 10-20% between measurements
-# minutes apart; 15 rounds (about 9 minutes in all) halve that.
+# minutes apart; 15 rounds (about 9 minutes in all) narrow that by a third (the noise of a
+# median falls as the square root of the runs).
 #
 # Usage: scripts/sim_vs_real.sh [OUT_DIR] [ROUNDS]   (default results/sim-vs-real, 15)
 # Writes OUT_DIR/table.csv (the summary), OUT_DIR/runs.csv (every real run),
@@ -28,9 +29,21 @@
 # OUT_DIR/runs/ (real-<mode>-<round>.json, free-<mode>-<round>.json, sim-sync.json,
 # sim-<mode>-<seed>.json).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-out=${1:-results/sim-vs-real}
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+case ${1:-} in -h | --help) usage; exit 0 ;; esac
+if [ $# -gt 2 ]; then
+  echo "sim_vs_real.sh: at most two arguments, OUT_DIR and ROUNDS (--help)" >&2
+  exit 2
+fi
 rounds=${2:-15}
+if ! [[ $rounds =~ ^[1-9][0-9]*$ ]]; then
+  echo "sim_vs_real.sh: ROUNDS must be a whole number of rounds, 1 or more; got '$rounds' (--help)" >&2
+  exit 2
+fi
+out=${1:-results/sim-vs-real}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)  # relative to where it was called from
+cd "$(dirname "$0")/.."
 spec=specs/sim-vs-real.json
 bash scripts/setup.sh
 bash scripts/build.sh
@@ -74,7 +87,7 @@ echo "sim_vs_real.sh: simulating sync once, async and GBA once per order of serv
 ./build/sim/gbasim run --spec "$spec" --set training.mode=sync --set cluster.platform="$platform" \
   "${costs[@]}" -q --out "$out/runs/sim-sync.json" >/dev/null
 for mode in async gba; do  # one simulation per order of service (docs/spec.md: ps_service_seed)
-  rm -f "$out/runs/sim-$mode.json"
+  rm -f "$out/runs/sim-$mode.json" "$out/runs/sim-$mode-"*.json  # none left from other rounds
   for seed in $(seq 1 "$rounds"); do
     ./build/sim/gbasim run --spec "$spec" --set training.mode=$mode --set cluster.platform="$platform" \
       "${costs[@]}" --set cluster.ps_service_seed="$seed" -q --out "$out/runs/sim-$mode-$seed.json" >/dev/null

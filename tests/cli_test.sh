@@ -209,6 +209,17 @@ msg=$("$gbasim" calibrate --spec "$work/calib.json" --real-sync-s 1 --real-async
   || fail "calibrate --real-async-s -1: $rc $msg"
 [ ! -e "$work/calibrated.json" ] || fail "a refused calibration must write no platform"
 
+# scripts/sim_vs_real.sh refuses bad arguments before it builds or runs anything.
+svr=$(dirname "$0")/../scripts/sim_vs_real.sh
+help=$(bash "$svr" --help) || fail "sim_vs_real.sh --help must succeed"
+grep -q 'Usage: scripts/sim_vs_real.sh \[OUT_DIR\] \[ROUNDS\]' <<<"$help" || fail "sim_vs_real.sh --help: $help"
+for rounds in 0 3x -2; do
+  msg=$(bash "$svr" "$work/svr" "$rounds" 2>&1); rc=$?
+  [ $rc -eq 2 ] && grep -q "ROUNDS must be a whole number of rounds, 1 or more; got '$rounds'" <<<"$msg" \
+    || fail "sim_vs_real.sh ROUNDS $rounds: $rc $msg"
+done
+[ ! -e "$work/svr" ] || fail "a refused sim_vs_real.sh must create no OUT_DIR"
+
 if [ $failures -gt 0 ]; then
   echo "$failures check(s) failed"
   exit 1
