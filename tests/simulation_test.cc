@@ -73,6 +73,16 @@ struct TwoWorkerRing {
     }
   }
   double comm(size_t k) const { return 2 * dense_pass + latency + sparse[k] / bandwidth; }
+  // Worker 0's steps, each ending `computes` computes and the ring after the one before.
+  void expect_step_ends(const nlohmann::json& result, size_t steps, double computes) const {
+    const auto& ends = result["workers"][0]["step_ends"];
+    ASSERT_EQ(ends.size(), steps);
+    double t = 0.0;
+    for (size_t k = 0; k < ends.size(); ++k) {
+      t += computes * compute + comm(k);
+      EXPECT_NEAR(ends[k].get<double>(), t, 1e-9 * t) << "step " << k;
+    }
+  }
 
   double bandwidth, latency, compute = 0.0, dense_pass = 0.0;
   std::vector<double> sparse;  // the larger of the two workers' sparse bytes, per step
@@ -84,13 +94,7 @@ TEST(Simulation, SyncStepIsComputePlusRingAllReduce) {
   s.budget.max_samples = 2 * 64 * 6;
   const auto result = simulate(s);
   const TwoWorkerRing ring(s, 6);
-  const auto& ends = result["workers"][0]["step_ends"];
-  ASSERT_EQ(ends.size(), 6u);
-  double t = 0.0;
-  for (size_t k = 0; k < ends.size(); ++k) {
-    t += ring.compute + ring.comm(k);
-    EXPECT_NEAR(ends[k].get<double>(), t, 1e-9 * t) << "step " << k;
-  }
+  ring.expect_step_ends(result, 6, 1);
   EXPECT_EQ(result["summary"]["global_steps"], 6);
 }
 
@@ -345,13 +349,7 @@ TEST(Simulation, RanksOnASharedMachineShareItsCoresAndSleepTheirSlowdown) {
   s.budget.max_samples = 2 * 64 * 4;
   const auto result = simulate(s);
   const TwoWorkerRing ring(s, 4);
-  const auto& ends = result["workers"][0]["step_ends"];
-  ASSERT_EQ(ends.size(), 4u);
-  double t = 0.0;
-  for (size_t k = 0; k < ends.size(); ++k) {
-    t += 4 * ring.compute + ring.comm(k);
-    EXPECT_NEAR(ends[k].get<double>(), t, 1e-9 * t) << "step " << k;
-  }
+  ring.expect_step_ends(result, 4, 4);
 }
 
 // The same two ranks without stragglers, the core taken a slice at a time: with a slice
@@ -374,13 +372,7 @@ TEST_P(TimeSlice, CoresServeOneComputationAtATimeOrShare) {
                       result["workers"][1]["compute_s"].get<double>();
   const double per_step = slices == 0.0 ? 4.0 : slices < 1.0 ? 3.5 : 3.0;
   EXPECT_NEAR(both, 4 * per_step * ring.compute, 1e-9);
-  const auto& ends = result["workers"][0]["step_ends"];
-  ASSERT_EQ(ends.size(), 4u);
-  double t = 0.0;
-  for (size_t k = 0; k < ends.size(); ++k) {
-    t += 2 * ring.compute + ring.comm(k);
-    EXPECT_NEAR(ends[k].get<double>(), t, 1e-9 * t) << "step " << k;
-  }
+  ring.expect_step_ends(result, 4, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Computes, TimeSlice, ::testing::Values(0.0, 0.5, 2.0));
