@@ -82,7 +82,7 @@ echo "sim_vs_real.sh: calibrating on the straggler-free runs (about a minute)" >
   >"$out/calibration.txt" 2>"$out/calibration.log"
 # The cost settings the calibration reports, as --set arguments.
 mapfile -t costs < <(/usr/bin/python3 -c "import json,sys; [print(f'--set\n{o}') for o in json.load(open(sys.argv[1]))['overrides']]" "$out/calibration.json")
-platform=$(cd "$out" && pwd)/platform.json
+platform=$out/platform.json  # out is absolute
 echo "sim_vs_real.sh: simulating sync once, async and GBA once per order of service 1 to $rounds" >&2
 ./build/sim/gbasim run --spec "$spec" --set training.mode=sync --set cluster.platform="$platform" \
   "${costs[@]}" -q --out "$out/runs/sim-sync.json" >/dev/null

@@ -218,6 +218,9 @@ for rounds in 0 3x -2; do
   [ $rc -eq 2 ] && grep -q "ROUNDS must be a whole number of rounds, 1 or more; got '$rounds'" <<<"$msg" \
     || fail "sim_vs_real.sh ROUNDS $rounds: $rc $msg"
 done
+msg=$(bash "$svr" "$work/svr" 3 extra 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "at most two arguments, OUT_DIR and ROUNDS" <<<"$msg" \
+  || fail "sim_vs_real.sh with three arguments: $rc $msg"
 [ ! -e "$work/svr" ] || fail "a refused sim_vs_real.sh must create no OUT_DIR"
 
 if [ $failures -gt 0 ]; then
