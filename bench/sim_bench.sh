@@ -9,12 +9,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 mkdir -p out/bench
-gbasim=./build/sim/gbasim
+gbasim=./build/bin/gbasim
 
 echo "| mode | workers | model math (s) | simulator (s) | overhead |"
 echo "| --- | --- | --- | --- | --- |"
 for mode in sync gba async; do
-  line=$($gbasim run --spec specs/demo.json --set training.mode=$mode --set evaluation.interval_s=1000 \
+  line=$($gbasim run --spec examples/demo.json --set training.mode=$mode --set evaluation.interval_s=1000 \
          --set data.train_samples=500000 --out out/bench/sim-overhead-$mode.json 2>&1 >/dev/null | grep 'in the engine')
   math=$(sed -E 's/.*model math ([0-9.]+) s.*/\1/' <<<"$line")
   sim=$(sed -E 's/.*simulator ([0-9.]+) s.*/\1/' <<<"$line")
@@ -27,7 +27,7 @@ echo "| mode | workers | worker steps | wall in the engine (s) | messages | mess
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 for mode in gba sync; do
   for workers in 16 64 256 1024; do
-    line=$($gbasim run --spec specs/demo.json --set training.mode=$mode --set training.workers=$workers \
+    line=$($gbasim run --spec examples/demo.json --set training.mode=$mode --set training.workers=$workers \
            --set simulation.timing_only=true --set budget.max_samples=$((workers * 256 * 20)) \
            --set data.train_samples=200000 --out out/bench/sim-timing-$mode-$workers.json 2>&1 >/dev/null \
            | grep 'in the engine')

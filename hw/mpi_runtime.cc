@@ -3,6 +3,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -12,11 +13,12 @@
 #include <iostream>
 #include <thread>
 
-#include "models/errors.h"
+#include "base/clock.h"
+#include "base/error.h"
 #include "models/layers.h"
 #include "models/optimizer.h"
-#include "spec/result.h"
-#include "spec/slowdown.h"
+#include "experiment/result.h"
+#include "experiment/slowdown.h"
 #include "strategies/update_rule.h"
 
 namespace gbasim {
@@ -57,10 +59,6 @@ class Buffer {
   size_t read_ = 0;
 };
 
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
 void send(const Buffer& b, int to, int tag) {
   auto& bytes = const_cast<Buffer&>(b).bytes();
   MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, tag, MPI_COMM_WORLD);
@@ -72,7 +70,7 @@ void send(const Buffer& b, int to, int tag) {
 Buffer receive(int from, int tag, int* source = nullptr, double* idle_s = nullptr) {
   MPI_Status status;
   int ready = 0;
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = WallClock::now();
   for (;;) {
     MPI_Iprobe(from, tag, MPI_COMM_WORLD, &ready, &status);
     if (ready) break;
@@ -141,7 +139,7 @@ struct Job {
   LoadedData data;
   Model model;
   Parameters params;
-  std::chrono::steady_clock::time_point start;
+  WallClock::time_point start;
   int64_t max_samples = 0;
   // Parameter holder (rank 0) only.
   std::vector<Snapshot> snapshots;
@@ -186,7 +184,7 @@ struct Job {
   void maybe_snapshot(int64_t global_step, int64_t samples, bool force = false) {
     const double now = elapsed();
     if (!force && now < next_snapshot) return;
-    const auto t = std::chrono::steady_clock::now();
+    const auto t = WallClock::now();
     Snapshot s{now, global_step, samples, params.dense, {}, {}};
     for (size_t k = 0; k < dirty_rows.size(); ++k) {
       const RowMatrixXf& table = params.tables[k];
@@ -216,12 +214,12 @@ struct Job {
 // The gradient of the batch, then the straggler's sleep: (slowdown - 1) x the compute.
 void compute_step(Job& job, RankSlowdown& slow, int64_t step, const Batch& batch, Gradient& grad,
                   WorkerRecord& me) {
-  const auto t = std::chrono::steady_clock::now();
+  const auto t = WallClock::now();
   job.model.forward_backward(job.params, batch, grad);
   const double compute = seconds_since(t);
   const double extra = (slow.factor(step, job.elapsed() - compute) - 1.0) * compute;
   if (extra > 0.0) {  // the sleep asked for, and the one had: waking up may take longer
-    const auto slept = std::chrono::steady_clock::now();
+    const auto slept = WallClock::now();
     sleep_for(extra);
     me.injected_s += extra;
     me.slept_s += seconds_since(slept);
@@ -249,7 +247,7 @@ RuleMetrics run_sync(Job& job, WorkerRecord& me, int64_t& applied) {
     const Batch batch = shard.next(spec.training.local_batch);
     compute_step(job, slow, step, batch, grad, me);
 
-    const auto c = std::chrono::steady_clock::now();
+    const auto c = WallClock::now();
     // The dense sum, with rank 0's out-of-time flag riding along.
     std::vector<float> dense(grad.dense.data(), grad.dense.data() + grad.dense.size());
     dense.push_back(w == 0 && job.out_of_time() ? 1.0f : 0.0f);
@@ -350,7 +348,7 @@ void run_ps_worker(Job& job, WorkerRecord& me) {
     job.maybe_fail(step);
     const Batch batch = shard.next(spec.training.local_batch);
     const auto needed = rows_needed(batch, tables);
-    auto c = std::chrono::steady_clock::now();
+    auto c = WallClock::now();
     Buffer ask;
     ask.put<int32_t>(kAdmit);
     for (const auto& r : needed) {
@@ -371,7 +369,7 @@ void run_ps_worker(Job& job, WorkerRecord& me) {
 
     compute_step(job, slow, step, batch, grad, me);
 
-    c = std::chrono::steady_clock::now();
+    c = WallClock::now();
     Buffer push;
     push.put<int32_t>(kPush);
     push.put<int64_t>(token);
@@ -408,7 +406,7 @@ RuleMetrics run_ps_server(Job& job, int64_t& applied, ServerRecord& record) {
       for (int32_t row : wanted[w][k])
         b.put(table.row(row).data(), static_cast<size_t>(table.cols()));
     }
-    const auto sent = std::chrono::steady_clock::now();
+    const auto sent = WallClock::now();
     send(b, w + 1, kToWorker);
     record.grant_s += seconds_since(sent);
     ++record.grants;
@@ -430,7 +428,7 @@ RuleMetrics run_ps_server(Job& job, int64_t& applied, ServerRecord& record) {
   };
   while (stopped < n) {
     int source = 0;
-    auto t = std::chrono::steady_clock::now();
+    auto t = WallClock::now();
     Buffer m = receive(MPI_ANY_SOURCE, kToServer, &source, &record.idle_s);
     record.receive_s += seconds_since(t);
     const int w = source - 1;
@@ -452,7 +450,7 @@ RuleMetrics run_ps_server(Job& job, int64_t& applied, ServerRecord& record) {
     m.get(g.dense.data(), static_cast<size_t>(g.dense.size()));
     for (size_t k = 0; k < tables; ++k) g.tables.push_back(get_rows(m));
     ++record.pushes;
-    t = std::chrono::steady_clock::now();
+    t = WallClock::now();
     if (auto update = rule->receive(w, token, std::move(g))) {
       optimizer.apply(job.params, *update);
       job.updated(*update);
@@ -502,7 +500,7 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
   int64_t applied = 0;
   RuleMetrics metrics;
   MPI_Barrier(MPI_COMM_WORLD);
-  job.start = std::chrono::steady_clock::now();
+  job.start = WallClock::now();
   if (job.rank == 0) job.maybe_snapshot(0, 0, true);
   if (sync) {
     metrics = run_sync(job, me, applied);
@@ -609,5 +607,38 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
   }
   return doc;
 }
+
+nlohmann::ordered_json measure_pingpong() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  auto round_trip = [rank](size_t bytes, int reps) {
+    std::vector<char> buffer(bytes);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double best = 1e300;
+    for (int r = 0; r < reps; ++r) {
+      const double start = MPI_Wtime();
+      if (rank == 0) {
+        MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+        MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 1, 0, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+      } else if (rank == 1) {
+        MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 0, 0, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+      }
+      best = std::min(best, MPI_Wtime() - start);
+    }
+    return best;
+  };
+  round_trip(8, 50);  // warm up
+  const double small = round_trip(8, 2000);
+  const size_t big_bytes = size_t{4} << 20;
+  const double big = round_trip(big_bytes, 30);
+  const double latency = small / 2;
+  return {{"latency_s", latency},
+          {"bandwidth_bytes_per_s", static_cast<double>(big_bytes) / (big / 2 - latency)},
+          {"method", "best of 2000 round trips of 8 B, and of 30 of 4 MiB, between ranks 0 and 1"}};
+}
+
 
 }  // namespace gbasim

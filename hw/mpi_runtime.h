@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "spec/spec.h"
+#include "experiment/spec.h"
 
 namespace gbasim {
 
@@ -28,6 +28,11 @@ int ranks_needed(const ExperimentSpec& spec);
 // other ranks. Evaluation never runs during training: parameter snapshots are taken every
 // evaluation.interval_s of wall time and evaluated by rank 0 afterwards.
 nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions& options);
+
+// Point-to-point latency and bandwidth between ranks 0 and 1 (gbasim calibrate runs this):
+// half the best round trip of 8-byte messages, and of 4 MiB ones beyond that latency. Every
+// rank calls it; ranks above 1 only take part in the barriers.
+nlohmann::ordered_json measure_pingpong();
 
 // The parameters file of --params-out: the dense vector, then each table row by row, as
 // little-endian 32-bit floats, nothing else.

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "models/errors.h"
+#include "base/error.h"
 
 namespace gbasim {
 namespace {

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/random.h"
+#include "base/random.h"
 
 namespace gbasim {
 

@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "models/errors.h"
+#include "base/error.h"
 #include "models/metrics.h"
-#include "models/random.h"
+#include "base/random.h"
 
 namespace gbasim {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "models/errors.h"
+#include "base/error.h"
 
 namespace gbasim {
 

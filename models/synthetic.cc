@@ -5,7 +5,7 @@
 #include <numeric>
 #include <string>
 
-#include "models/errors.h"
+#include "base/error.h"
 #include "models/metrics.h"
 
 namespace gbasim {

@@ -8,7 +8,7 @@ bash scripts/build.sh
 mkdir -p out/models
 for model in lr fm deepfm widedeep dlrm; do
   echo "model_table.sh: training $model" >&2
-  ./build/sim/gbasim train --model "$model" --out "out/models/$model.json" -q "$@"
+  ./build/bin/gbasim train --model "$model" --out "out/models/$model.json" -q "$@"
 done
 /usr/bin/python3 - <<'PY'
 import json

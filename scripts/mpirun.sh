@@ -13,7 +13,7 @@ fi
 ranks=$1
 shift
 root=$(cd "$(dirname "$0")/.." && pwd)
-exe=${GBASIM_MPI:-$root/build/hw/gbasim-mpi}
+exe=${GBASIM_MPI:-$root/build/bin/gbasim-mpi}
 [ -x "$exe" ] || { echo "mpirun.sh: $exe is not built (bash scripts/build.sh)" >&2; exit 2; }
 flags=(--oversubscribe --bind-to none --mca btl self,vader --mca btl_vader_single_copy_mechanism none)
 if [ "$(id -u)" = 0 ]; then flags+=(--allow-run-as-root); fi

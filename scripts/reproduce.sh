@@ -33,7 +33,7 @@ bash scripts/setup.sh
 bash scripts/build.sh
 [ $fresh -eq 0 ] || rm -rf "$dir/points" "$dir/summary.csv"
 start=$(date +%s)
-./build/sim/gbasim sweep --spec "$dir/sweep.json" --jobs "$jobs"
+./build/bin/gbasim sweep --spec "$dir/sweep.json" --jobs "$jobs"
 if [ -f "$dir/plots" ]; then
   while read -r line; do
     case $line in ''|'#'*) continue ;; esac

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Simulator against real hardware: the same small spec (specs/sim-vs-real.json: 4 workers,
+# Simulator against real hardware: the same small spec (examples/sim-vs-real.json: 4 workers,
 # one of them twice slower, DeepFM on 200k synthetic samples) trained for real with gbasim-mpi
 # on this machine (4 ranks for sync, 5 with the server otherwise, sharing its cores) and
 # simulated on the platform `gbasim calibrate` measures here, for sync, async and GBA.
@@ -44,7 +44,7 @@ out=${1:-results/sim-vs-real}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)  # relative to where it was called from
 cd "$(dirname "$0")/.."
-spec=specs/sim-vs-real.json
+spec=examples/sim-vs-real.json
 bash scripts/setup.sh
 bash scripts/build.sh
 mkdir -p "$out/runs"
@@ -77,19 +77,19 @@ run_times() {  # MODE: the straggler-free run times of every round
   done
 }
 echo "sim_vs_real.sh: calibrating on the straggler-free runs (about a minute)" >&2
-./build/sim/gbasim calibrate --spec "$spec" --out "$out/platform.json" --report "$out/calibration.json" \
+./build/bin/gbasim calibrate --spec "$spec" --out "$out/platform.json" --report "$out/calibration.json" \
   --real-sync-s $(run_times sync) --real-async-s $(run_times async) \
   >"$out/calibration.txt" 2>"$out/calibration.log"
 # The cost settings the calibration reports, as --set arguments.
 mapfile -t costs < <(/usr/bin/python3 -c "import json,sys; [print(f'--set\n{o}') for o in json.load(open(sys.argv[1]))['overrides']]" "$out/calibration.json")
 platform=$out/platform.json  # out is absolute
 echo "sim_vs_real.sh: simulating sync once, async and GBA once per order of service 1 to $rounds" >&2
-./build/sim/gbasim run --spec "$spec" --set training.mode=sync --set cluster.platform="$platform" \
+./build/bin/gbasim run --spec "$spec" --set training.mode=sync --set cluster.platform="$platform" \
   "${costs[@]}" -q --out "$out/runs/sim-sync.json" >/dev/null
 for mode in async gba; do  # one simulation per order of service (docs/spec.md: ps_service_seed)
   rm -f "$out/runs/sim-$mode.json" "$out/runs/sim-$mode-"*.json  # none left from other rounds
   for seed in $(seq 1 "$rounds"); do
-    ./build/sim/gbasim run --spec "$spec" --set training.mode=$mode --set cluster.platform="$platform" \
+    ./build/bin/gbasim run --spec "$spec" --set training.mode=$mode --set cluster.platform="$platform" \
       "${costs[@]}" --set cluster.ps_service_seed="$seed" -q --out "$out/runs/sim-$mode-$seed.json" >/dev/null
   done
 done

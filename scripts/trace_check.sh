@@ -18,7 +18,7 @@ trace=$1 workers=${2:-16} offset=${3:-0}
 bash scripts/build.sh >&2
 out=out/trace-check
 mkdir -p "$out"
-./build/sim/gbasim run --spec specs/demo.json --quiet \
+./build/bin/gbasim run --spec examples/demo.json --quiet \
   --set training.mode=async --set training.workers="$workers" --set simulation.timing_only=true \
   --set stragglers.persistent_fraction=0 --set stragglers.noise_cv=0 --set stragglers.transient_rate_per_s=0 \
   --set stragglers.trace.format=pai --set stragglers.trace.path="$trace" \

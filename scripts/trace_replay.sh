@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Replays the three Alibaba PAI jobs (../shared/traces/alibaba-pai-minibatch) on the demo
-# experiment (specs/demo.json, 16 workers, the synthetic straggler models off so that the
+# experiment (examples/demo.json, 16 workers, the synthetic straggler models off so that the
 # trace alone sets the slowdowns) under sync, async and GBA; writes results/trace-replay/:
 # <run>-<mode>.json, <run>-convergence.png/pdf, <job>-slowdowns.png/pdf, and table.md.
 # A run replays a job from iteration 1 (the demo makes about 490 steps a worker), and job_1
@@ -21,12 +21,12 @@ runs="job_1:0 job_2:0 job_3:0 job_1:1500"  # job:offset
 modes="sync async gba"
 name() { [ "${1#*:}" = 0 ] && echo "${1%%:*}" || echo "${1%%:*}-from-$((${1#*:} + 1))"; }
 for job in $jobs; do
-  ./build/sim/gbasim trace-stats "$traces/${job}_norm.csv" --json "$logs/$job-stats.json" >"$out/$job-stats.txt"
+  ./build/bin/gbasim trace-stats "$traces/${job}_norm.csv" --json "$logs/$job-stats.json" >"$out/$job-stats.txt"
   /usr/bin/python3 scripts/plot_trace.py "$out/$job-slowdowns" "$logs/$job-stats.json"
 done
 for run in $runs; do for mode in $modes; do echo "$(name $run) ${run%%:*} ${run#*:} $mode"; done; done |
   xargs -P "$(nproc)" -n 4 sh -c \
-  "./build/sim/gbasim run --spec specs/demo.json --set training.mode=\$3 \
+  "./build/bin/gbasim run --spec examples/demo.json --set training.mode=\$3 \
      --set stragglers.persistent_fraction=0 --set stragglers.noise_cv=0 --set stragglers.transient_rate_per_s=0 \
      --set stragglers.trace.format=pai --set stragglers.trace.path=$traces/\$1_norm.csv --set stragglers.trace.offset=\$2 \
      --out $out/\$0-\$3.json > $logs/\$0-\$3.summary 2> $logs/\$0-\$3.log && echo \"trace_replay.sh: \$0 \$3 done\""

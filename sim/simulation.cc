@@ -12,9 +12,10 @@
 #include <sstream>
 #include <tuple>
 
-#include "models/errors.h"
-#include "spec/result.h"
-#include "spec/slowdown.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "experiment/result.h"
+#include "experiment/slowdown.h"
 #include "strategies/update_rule.h"
 #include "traces/pai_trace.h"
 #include "traces/trace_mapping.h"
@@ -33,11 +34,8 @@ struct Arrival {
   bool request = false;
 };
 
-constexpr double kControlBytes = 64;
+constexpr double kControlBytes = 64;  // a request or a "gradient pushed" notice
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}  // a request or a "gradient pushed" notice
 
 // Bytes a batch's message carries, one share per parameter-server shard: the dense values
 // are split evenly, each embedding row goes to the shard its (table, row) hashes to. Sizes
@@ -304,7 +302,7 @@ void Simulation::load_trace() {
     usage_wraps_ = replay.wraps;
     speed_changes_ = std::move(replay.speed);
     bandwidth_changes_ = std::move(replay.bandwidth);
-  } catch (const TraceError& e) {
+  } catch (const InputError& e) {
     throw InputError(std::string("'stragglers.trace': ") + e.what());
   }
 }
@@ -441,7 +439,7 @@ void Simulation::gradient_for(int w, Gradient& grad) {
 
 void Simulation::gradient_of(const Batch& batch, Gradient& grad) {
   if (!timing_only_) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = WallClock::now();
     model_.forward_backward(params_, batch, grad);
     cost_.math_s += seconds_since(start);
     return;
@@ -491,7 +489,7 @@ void Simulation::run_flops(double flops, int threads) {
 
 void Simulation::applied(const Gradient& update) {
   if (!timing_only_) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = WallClock::now();
     optimizer_.apply(params_, update);
     cost_.math_s += seconds_since(start);
   }
@@ -627,7 +625,7 @@ void Simulation::parameter_server() {
   std::deque<int> waiting;  // one queue: requests the rule refused, tried after each update
   // cluster.ps_service_seed: the messages that have arrived, one of them served at random.
   std::vector<std::unique_ptr<Arrival>> arrived;
-  std::mt19937_64 pick(static_cast<uint64_t>(spec_.cluster.ps_service_seed));
+  Rng pick = service_order_rng(static_cast<uint64_t>(spec_.cluster.ps_service_seed));
   while (true) {
     std::unique_ptr<Arrival> arrival;
     if (one_queue_ && spec_.cluster.ps_service_seed > 0) {
@@ -732,7 +730,7 @@ void Simulation::tenant(int w) {
 }
 
 void Simulation::evaluate_now() {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = WallClock::now();
   const Evaluation e = evaluate(model_, params_, data_.test);
   cost_.evaluation_s += seconds_since(start);
   const ProgressPoint point{sg4::Engine::get_clock(), global_step(), applied_samples_, e.auc,
@@ -788,7 +786,7 @@ nlohmann::ordered_json Simulation::run() {
     sg4::Actor::create("evaluator", ps_hosts_[0], [this] { evaluator(); })->daemonize();
     evaluate_now();
   }
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = WallClock::now();
   sg4::Engine::get_instance()->run();
   cost_.wall_s = seconds_since(start);
   cost_.messages = messages_;

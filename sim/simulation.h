@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "spec/spec.h"
+#include "experiment/spec.h"
 
 namespace gbasim {
 

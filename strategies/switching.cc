@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "models/errors.h"
-#include "models/stats.h"
+#include "base/error.h"
+#include "base/stats.h"
 
 namespace gbasim {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "models/errors.h"
+#include "base/error.h"
 #include "strategies/rules.h"
 
 namespace gbasim {

@@ -186,7 +186,7 @@ grep -q "short.csv:2: expected 9 columns, found 7" <<<"$msg" || fail "a short us
 [ ! -e "$work/bad-usage.json" ] || fail "a failed usage replay must write nothing"
 
 # Every shipped spec runs, on a small budget, and learns.
-specs=$(cd "$(dirname "$0")/../specs" && pwd)
+specs=$(cd "$(dirname "$0")/../examples" && pwd)
 for spec in "$specs"/*.json; do
   "$gbasim" run --spec "$spec" --set data.train_samples=100000 --set data.test_samples=3000 --set training.local_batch=64 \
     --set evaluation.test_samples=0 --set evaluation.interval_s=0.05 -q --out "$work/shipped.json" >/dev/null \

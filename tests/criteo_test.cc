@@ -5,7 +5,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "models/errors.h"
+#include "base/error.h"
 
 namespace gbasim {
 namespace {

@@ -1,6 +1,6 @@
 #include "models/metrics.h"
 
-#include "models/stats.h"
+#include "base/stats.h"
 
 #include <gtest/gtest.h>
 

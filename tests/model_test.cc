@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-#include "models/errors.h"
+#include "base/error.h"
 
 namespace gbasim {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "models/model.h"
 #include "models/optimizer.h"
-#include "spec/spec.h"
+#include "experiment/spec.h"
 #include "strategies/update_rule.h"
 
 namespace gbasim {

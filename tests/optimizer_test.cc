@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "models/errors.h"
+#include "base/error.h"
 
 namespace gbasim {
 namespace {

@@ -14,7 +14,7 @@ std::string error_of(const std::string& text) {
   const TempFile file(text);
   try {
     read_pai_trace(file.path());
-  } catch (const TraceError& e) {
+  } catch (const InputError& e) {
     std::string message = e.what();
     return message.substr(message.find(".csv") + 4);
   }
@@ -96,13 +96,13 @@ TEST(TraceReplay, MapsWorkersInOrderOrShuffledAndWraps) {
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(sorted, (std::vector<int>{0, 1, 2}));
   EXPECT_FALSE(a.wraps());
-  EXPECT_THROW(TraceReplay(read_pai_trace(file.path()), "bogus", {}, 0, 3, 1), TraceError);
+  EXPECT_THROW(TraceReplay(read_pai_trace(file.path()), "bogus", {}, 0, 3, 1), InputError);
   const TraceReplay chosen(read_pai_trace(file.path()), "explicit", {"2", "0"}, 0, 3, 1);
   EXPECT_EQ(chosen.assignment(), (std::vector<int>{2, 0, 2}));
   EXPECT_TRUE(chosen.wraps());
   EXPECT_DOUBLE_EQ(chosen.slowdown(0, 0), 3.0);
-  EXPECT_THROW(TraceReplay(read_pai_trace(file.path()), "explicit", {"7"}, 0, 3, 1), TraceError);
-  EXPECT_THROW(TraceReplay(read_pai_trace(file.path()), "explicit", {}, 0, 3, 1), TraceError);
+  EXPECT_THROW(TraceReplay(read_pai_trace(file.path()), "explicit", {"7"}, 0, 3, 1), InputError);
+  EXPECT_THROW(TraceReplay(read_pai_trace(file.path()), "explicit", {}, 0, 3, 1), InputError);
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
-#include "sim/sweep.h"
+#include "cli/sweep.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
 
-#include "models/errors.h"
+#include "base/error.h"
 
 namespace gbasim {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "models/errors.h"
+#include "base/error.h"
 #include "models/model.h"
 #include "models/optimizer.h"
 #include "models/synthetic.h"

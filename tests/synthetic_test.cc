@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "models/errors.h"
+#include "base/error.h"
 #include "models/metrics.h"
 
 namespace gbasim {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <random>
 
-#include "models/errors.h"
+#include "base/error.h"
 #include "models/synthetic.h"
 #include "models/trainer.h"
 #include "strategies/rules.h"

@@ -18,7 +18,7 @@ std::string error_of(const std::string& text, const std::string& format) {
   const TempFile file(text);
   try {
     read_usage_trace(file.path(), format, {});
-  } catch (const TraceError& e) {
+  } catch (const InputError& e) {
     std::string message = e.what();
     return message.substr(message.find(".csv") + 4);
   }
@@ -69,7 +69,7 @@ TEST(UsageTrace, MappingSharesAndFloorsAreApplied) {
   EXPECT_NEAR(t.machines[0].speed.values[0], 0.95, 1e-12);  // 1 - 0.5 x 0.1
   EXPECT_NEAR(t.machines[0].speed.values[1], 0.8, 1e-12);   // 0.75, floored at 0.8
   for (double b : t.machines[0].bandwidth.values) EXPECT_DOUBLE_EQ(b, 1.0);
-  EXPECT_THROW(read_usage_trace(file.path(), "alibaba-v2018", {}, {"m_9"}), TraceError);
+  EXPECT_THROW(read_usage_trace(file.path(), "alibaba-v2018", {}, {"m_9"}), InputError);
 }
 
 TEST(UsageTrace, ReadsAlibaba2017WithoutNetwork) {
@@ -112,8 +112,8 @@ TEST(UsageTrace, MalformedRowsNameFileAndLine) {
   EXPECT_EQ(error_of("host,time,speed_factor\na,0,1\n\na,1,0\n", "generic"),
             ":4: speed_factor must be a positive number, got '0'");
   EXPECT_EQ(error_of("", "alibaba-v2017"), ": no rows");
-  EXPECT_THROW(read_usage_trace("/nonexistent/usage.csv", "generic", {}), TraceError);
-  EXPECT_THROW(read_usage_trace("/nonexistent/usage.csv", "bogus", {}), TraceError);
+  EXPECT_THROW(read_usage_trace("/nonexistent/usage.csv", "generic", {}), InputError);
+  EXPECT_THROW(read_usage_trace("/nonexistent/usage.csv", "bogus", {}), InputError);
 }
 
 TEST(UsageTrace, IndexListsMachinesInOrderOfAppearance) {
@@ -177,9 +177,9 @@ TEST(TraceMapping, InOrderRandomAndExplicit) {
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(sorted, (std::vector<size_t>{0, 1, 2}));
   EXPECT_EQ(assign_trace_series(ids, "explicit", {"c", "a"}, 3, 1), (std::vector<size_t>{2, 0, 2}));
-  EXPECT_THROW(assign_trace_series(ids, "explicit", {"d"}, 3, 1), TraceError);
-  EXPECT_THROW(assign_trace_series(ids, "sideways", {}, 3, 1), TraceError);
-  EXPECT_THROW(assign_trace_series({}, "in_order", {}, 3, 1), TraceError);
+  EXPECT_THROW(assign_trace_series(ids, "explicit", {"d"}, 3, 1), InputError);
+  EXPECT_THROW(assign_trace_series(ids, "sideways", {}, 3, 1), InputError);
+  EXPECT_THROW(assign_trace_series({}, "in_order", {}, 3, 1), InputError);
 }
 
 }  // namespace

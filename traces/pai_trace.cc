@@ -5,21 +5,21 @@
 #include <fstream>
 #include <map>
 
-#include "models/stats.h"
+#include "base/stats.h"
 #include "traces/csv.h"
 #include "traces/trace_mapping.h"
 
 namespace gbasim {
 PaiTrace read_pai_trace(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw TraceError(path + ": cannot open");
+  if (!in) throw InputError(path + ": cannot open");
   std::string line;
-  if (!std::getline(in, line)) throw TraceError(path + ": empty file (a header is expected)");
+  if (!std::getline(in, line)) throw InputError(path + ": empty file (a header is expected)");
   if (!line.empty() && line.back() == '\r') line.pop_back();
   const std::vector<std::string> header = csv::split(line);
   auto column = [&](const std::string& name) {
     const auto it = std::find(header.begin(), header.end(), name);
-    if (it == header.end()) throw TraceError(path + ":1: no '" + name + "' column in the header");
+    if (it == header.end()) throw InputError(path + ":1: no '" + name + "' column in the header");
     return static_cast<size_t>(it - header.begin());
   };
   const size_t worker_col = column("worker"), time_col = column("time"),
@@ -33,17 +33,17 @@ PaiTrace read_pai_trace(const std::string& path) {
     const std::vector<std::string> cells = csv::split(line);
     const std::string where = path + ":" + std::to_string(number) + ": ";
     if (cells.size() != header.size()) {
-      throw TraceError(where + "expected " + std::to_string(header.size()) + " columns, found " +
+      throw InputError(where + "expected " + std::to_string(header.size()) + " columns, found " +
                        std::to_string(cells.size()));
     }
     int worker = 0;
     int64_t iteration = 0;
     if (!csv::parse_number(cells[worker_col], worker) || worker < 0) {
-      throw TraceError(where + "worker must be a non-negative integer, got '" + cells[worker_col] +
+      throw InputError(where + "worker must be a non-negative integer, got '" + cells[worker_col] +
                        "'");
     }
     if (!csv::parse_number(cells[time_col], iteration)) {
-      throw TraceError(where + "time (the iteration) must be an integer, got '" + cells[time_col] +
+      throw InputError(where + "time (the iteration) must be an integer, got '" + cells[time_col] +
                        "'");
     }
     const std::string& text = cells[value_col];
@@ -53,7 +53,7 @@ PaiTrace read_pai_trace(const std::string& path) {
       continue;
     }
     if (!csv::parse_number(text, value))
-      throw TraceError(where + "batch_time_norm is not a number: '" + text + "'");
+      throw InputError(where + "batch_time_norm is not a number: '" + text + "'");
     if (!(value > 0.0)) {
       ++trace.invalid_samples;
       continue;
@@ -61,7 +61,7 @@ PaiTrace read_pai_trace(const std::string& path) {
     times[iteration][worker] = value;
     ++trace.samples;
   }
-  if (trace.samples == 0) throw TraceError(path + ": no valid samples");
+  if (trace.samples == 0) throw InputError(path + ": no valid samples");
 
   std::map<int, WorkerSlowdowns> series;
   for (const auto& [iteration, by_worker] : times) {

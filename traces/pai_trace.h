@@ -5,17 +5,12 @@
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-namespace gbasim {
+#include "base/error.h"
 
-// A malformed trace; the message names the file and line.
-class TraceError : public std::runtime_error {
- public:
-  explicit TraceError(const std::string& message) : std::runtime_error(message) {}
-};
+namespace gbasim {
 
 struct WorkerSlowdowns {
   int worker = 0;                   // the trace's worker id
@@ -30,7 +25,7 @@ struct PaiTrace {
 };
 
 // Rows with an empty, zero or negative batch_time_norm are gaps, counted in invalid_samples;
-// a row that is not CSV of the header's width, or a non-numeric value, is a TraceError.
+// a row that is not CSV of the header's width, or a non-numeric value, is a InputError.
 PaiTrace read_pai_trace(const std::string& path);
 
 // The slowdown at `iteration`: linear between the samples around it, the first sample's

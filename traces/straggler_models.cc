@@ -7,6 +7,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/error.h"
+#include "base/random.h"
+
 namespace gbasim {
 namespace {
 
@@ -30,19 +33,11 @@ std::vector<Episode> episodes(const EpisodeLaw& law, uint64_t seed, uint64_t whi
 // The first round(fraction x workers) workers of a seeded shuffle.
 std::vector<bool> chosen(double fraction, uint64_t seed, uint64_t which, int workers);
 
-std::mt19937_64 stream(uint64_t seed, uint64_t which, uint64_t sub) {
-  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
-                    static_cast<uint32_t>(which), static_cast<uint32_t>(sub),
-                    static_cast<uint32_t>(sub >> 32)};
-  return std::mt19937_64(seq);
-}
-
 }  // namespace
 
 void validate(const StragglerConfig& c) {
   auto require = [](bool ok, const std::string& key, const std::string& what) {
-    // std::invalid_argument keeps traces/ free of other folders; callers rethrow as input errors.
-    if (!ok) throw std::invalid_argument("'stragglers." + key + "' " + what);
+    if (!ok) throw InputError("'stragglers." + key + "' " + what);
   };
   require(c.persistent_fraction >= 0.0 && c.persistent_fraction <= 1.0, "persistent_fraction",
           "must lie in [0, 1]");
@@ -116,7 +111,7 @@ namespace {
 std::vector<bool> chosen(double fraction, uint64_t seed, uint64_t which, int workers) {
   std::vector<int> order(workers);
   std::iota(order.begin(), order.end(), 0);
-  auto rng = stream(seed, which, 0);
+  auto rng = straggler_rng(seed, which, 0);
   std::shuffle(order.begin(), order.end(), rng);
   const auto count = static_cast<int>(std::llround(fraction * workers));
   std::vector<bool> picked(workers, false);
@@ -128,7 +123,7 @@ std::vector<Episode> episodes(const EpisodeLaw& law, uint64_t seed, uint64_t whi
                               double horizon_s) {
   std::vector<Episode> out;
   if (law.rate_per_s <= 0.0) return out;
-  auto rng = stream(seed, which, static_cast<uint64_t>(worker));
+  auto rng = straggler_rng(seed, which, static_cast<uint64_t>(worker));
   std::exponential_distribution<double> gap(law.rate_per_s);
   std::exponential_distribution<double> duration(1.0 / law.mean_duration_s);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
@@ -150,7 +145,7 @@ std::vector<Episode> episodes(const EpisodeLaw& law, uint64_t seed, uint64_t whi
 
 double step_noise(const StragglerConfig& c, int worker, int64_t step) {
   if (c.noise_cv <= 0.0) return 1.0;
-  auto rng = stream(c.seed, kStreamNoise,
+  auto rng = straggler_rng(c.seed, kStreamNoise,
                     (static_cast<uint64_t>(worker) << 40) ^ static_cast<uint64_t>(step));
   const double sigma2 = std::log1p(c.noise_cv * c.noise_cv);
   std::normal_distribution<double> normal(-0.5 * sigma2, std::sqrt(sigma2));

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <random>
 
+#include "base/random.h"
+
 #include "traces/pai_trace.h"
 
 namespace gbasim {
@@ -11,14 +13,14 @@ std::vector<size_t> assign_trace_series(const std::vector<std::string>& ids,
                                         const std::string& mapping,
                                         const std::vector<std::string>& chosen, int workers,
                                         uint64_t seed) {
-  if (ids.empty()) throw TraceError("the trace has no workers or machines");
+  if (ids.empty()) throw InputError("the trace has no workers or machines");
   std::vector<size_t> order;
   if (mapping == "explicit") {
-    if (chosen.empty()) throw TraceError("an explicit mapping needs the trace's machines listed");
+    if (chosen.empty()) throw InputError("an explicit mapping needs the trace's machines listed");
     for (size_t i = 0; i < chosen.size(); ++i) {
       const auto it = std::find(ids.begin(), ids.end(), chosen[i]);
       if (it == ids.end())
-        throw TraceError("machines[" + std::to_string(i) + "]: no '" + chosen[i] +
+        throw InputError("machines[" + std::to_string(i) + "]: no '" + chosen[i] +
                          "' in the trace");
       order.push_back(static_cast<size_t>(it - ids.begin()));
     }
@@ -26,11 +28,10 @@ std::vector<size_t> assign_trace_series(const std::vector<std::string>& ids,
     order.resize(ids.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     if (mapping == "random") {
-      std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), 106u};
-      std::mt19937_64 rng(seq);
+      Rng rng = trace_mapping_rng(seed);
       std::shuffle(order.begin(), order.end(), rng);
     } else if (mapping != "in_order") {
-      throw TraceError("trace mapping must be in_order, random or explicit, got '" + mapping + "'");
+      throw InputError("trace mapping must be in_order, random or explicit, got '" + mapping + "'");
     }
   }
   std::vector<size_t> result;

@@ -25,7 +25,7 @@ Layout layout_of(const std::string& format) {
   if (format == "alibaba-v2018") return {9, 0, 1, 2, 6, 7, -1, -1, false};
   if (format == "alibaba-v2017") return {8, 1, 0, 2, -1, -1, -1, -1, false};
   if (format == "generic") return {0, -1, -1, -1, -1, -1, -1, -1, true};
-  throw TraceError("unknown usage-trace format '" + format +
+  throw InputError("unknown usage-trace format '" + format +
                    "' (alibaba-v2018, alibaba-v2017 or generic)");
 }
 
@@ -38,7 +38,7 @@ Layout generic_layout(const std::string& path, const std::string& line) {
   auto find = [&](const std::string& name, bool required) {
     const auto it = std::find(header.begin(), header.end(), name);
     if (it == header.end()) {
-      if (required) throw TraceError(path + ":1: no '" + name + "' column in the header");
+      if (required) throw InputError(path + ":1: no '" + name + "' column in the header");
       return -1;
     }
     return static_cast<int>(it - header.begin());
@@ -57,11 +57,11 @@ Layout for_each_row(const std::string& path, const std::string& format,
                                              const Layout&)>& row) {
   Layout layout = layout_of(format);
   std::ifstream in(path);
-  if (!in) throw TraceError(path + ": cannot open");
+  if (!in) throw InputError(path + ": cannot open");
   std::string line;
   int64_t number = 0;
   if (layout.header) {
-    if (!std::getline(in, line)) throw TraceError(path + ": empty file (a header is expected)");
+    if (!std::getline(in, line)) throw InputError(path + ": empty file (a header is expected)");
     ++number;
     csv::chomp(line);
     layout = generic_layout(path, line);
@@ -73,11 +73,11 @@ Layout for_each_row(const std::string& path, const std::string& format,
     const std::vector<std::string> cells = csv::split(line);
     const std::string where = path + ":" + std::to_string(number) + ": ";
     if (cells.size() != layout.width) {
-      throw TraceError(where + "expected " + std::to_string(layout.width) + " columns, found " +
+      throw InputError(where + "expected " + std::to_string(layout.width) + " columns, found " +
                        std::to_string(cells.size()));
     }
     if (cells[static_cast<size_t>(layout.machine)].empty())
-      throw TraceError(where + "the machine id is empty");
+      throw InputError(where + "the machine id is empty");
     row(cells, where, layout);
   }
   return layout;
@@ -88,31 +88,31 @@ double parse_time(const std::vector<std::string>& cells, const std::string& wher
   double t = 0.0;
   const std::string& text = cells[static_cast<size_t>(l.time)];
   if (!csv::parse_number(text, t) || !std::isfinite(t))
-    throw TraceError(where + "the time stamp is not a number: '" + text + "'");
+    throw InputError(where + "the time stamp is not a number: '" + text + "'");
   return t;
 }
 
 // An Alibaba percentage: false (a gap) when empty or outside [0, 100] (-1 and 101 mark
-// invalid values); a TraceError when not a number.
+// invalid values); a InputError when not a number.
 bool percent(const std::vector<std::string>& cells, int column, const std::string& where,
              double& out) {
   if (column < 0) return false;
   const std::string& text = cells[static_cast<size_t>(column)];
   if (text.empty()) return false;
   if (!csv::parse_number(text, out) || std::isnan(out))
-    throw TraceError(where + "column " + std::to_string(column + 1) + " is not a number: '" + text +
+    throw InputError(where + "column " + std::to_string(column + 1) + " is not a number: '" + text +
                      "'");
   return out >= 0.0 && out <= 100.0;
 }
 
-// A generic factor: false (a gap) when empty; a TraceError when not a positive number.
+// A generic factor: false (a gap) when empty; a InputError when not a positive number.
 bool factor(const std::vector<std::string>& cells, int column, const char* name,
             const std::string& where, double& out) {
   if (column < 0) return false;
   const std::string& text = cells[static_cast<size_t>(column)];
   if (text.empty()) return false;
   if (!csv::parse_number(text, out) || !(out > 0.0) || !std::isfinite(out))
-    throw TraceError(where + name + " must be a positive number, got '" + text + "'");
+    throw InputError(where + name + " must be a positive number, got '" + text + "'");
   return true;
 }
 
@@ -156,7 +156,7 @@ UsageIndex index_usage_trace(const std::string& path, const std::string& format)
     const std::string& machine = cells[static_cast<size_t>(l.machine)];
     if (seen.insert(machine).second) index.machines.push_back(machine);
   });
-  if (!any) throw TraceError(path + ": no rows");
+  if (!any) throw InputError(path + ": no rows");
   return index;
 }
 
@@ -209,9 +209,9 @@ UsageTrace read_usage_trace(const std::string& path, const std::string& format,
       bandwidth[i].emplace_back(t, std::max(m.min_bandwidth, 1.0 - m.net_share * busy / 100.0));
     }
   });
-  if (!any) throw TraceError(path + ": no rows");
+  if (!any) throw InputError(path + ": no rows");
   for (const std::string& machine : only) {
-    if (!slot.count(machine)) throw TraceError(path + ": no machine '" + machine + "'");
+    if (!slot.count(machine)) throw InputError(path + ": no machine '" + machine + "'");
   }
   for (size_t i = 0; i < trace.machines.size(); ++i) {
     trace.machines[i].speed = to_series(speed[i]);

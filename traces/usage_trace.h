@@ -62,7 +62,7 @@ struct UsageIndex {
 UsageIndex index_usage_trace(const std::string& path, const std::string& format);
 
 // Reads the machines in `only` (all when empty). A row of the wrong width, a non-numeric
-// value or time, or a non-positive generic factor is a TraceError naming file:line. Rows of
+// value or time, or a non-positive generic factor is a InputError naming file:line. Rows of
 // a machine may come in any order; of two rows with the same time stamp the later one wins.
 UsageTrace read_usage_trace(const std::string& path, const std::string& format,
                             const UsageMapping& mapping, const std::vector<std::string>& only = {});
@@ -75,7 +75,7 @@ std::vector<std::pair<double, double>> replay_changes(const StepSeries& series, 
 
 // A usage trace as `workers` simulated workers replay it (the config's format, path,
 // mapping, offset, time scale and utilisation mapping): each worker's machine and its speed
-// and bandwidth changes in simulated time (replay_changes). Throws TraceError.
+// and bandwidth changes in simulated time (replay_changes). Throws InputError.
 struct UsageReplay {
   std::vector<std::string> machines;                                     // per worker
   std::vector<std::vector<std::pair<double, double>>> speed, bandwidth;  // per worker

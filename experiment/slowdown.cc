@@ -1,8 +1,8 @@
-#include "spec/slowdown.h"
+#include "experiment/slowdown.h"
 
 #include <algorithm>
 
-#include "models/errors.h"
+#include "base/error.h"
 
 namespace gbasim {
 
@@ -18,7 +18,7 @@ RankSlowdown::RankSlowdown(const ExperimentSpec& spec, int worker) : spec_(spec)
       return;
     }
     speed_changes_ = plan_usage_replay(g, n, spec.seed).speed.at(worker);
-  } catch (const TraceError& e) {
+  } catch (const InputError& e) {
     throw InputError(std::string("'stragglers.trace': ") + e.what());
   }
 }

@@ -1,4 +1,4 @@
-#include "sim/data_options.h"
+#include "cli/data_options.h"
 
 namespace gbasim {
 

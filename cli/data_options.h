@@ -3,7 +3,7 @@
 
 #include <boost/program_options.hpp>
 
-#include "spec/data.h"
+#include "experiment/data.h"
 
 namespace gbasim {
 

@@ -2,53 +2,17 @@
 // the settings a single machine or root needs). Same spec and result layout as gbasim run.
 #include <mpi.h>
 
-#include <algorithm>
 #include <boost/program_options.hpp>
 #include <iostream>
 
+#include "base/error.h"
+#include "cli/commands.h"
+#include "cli/entry_point.h"
+#include "experiment/result.h"
+#include "experiment/slowdown.h"
 #include "hw/mpi_runtime.h"
-#include "models/errors.h"
-#include "sim/commands.h"
-#include "sim/output.h"
-#include "spec/slowdown.h"
 
 namespace po = boost::program_options;
-
-namespace {
-
-// Point-to-point latency and bandwidth between ranks 0 and 1 (gbasim calibrate runs this):
-// half the round trip of 8-byte messages, and of 4 MiB ones beyond that latency.
-nlohmann::ordered_json pingpong(int rank) {
-  auto round_trip = [rank](size_t bytes, int reps) {
-    std::vector<char> buffer(bytes);
-    MPI_Barrier(MPI_COMM_WORLD);
-    double best = 1e300;
-    for (int r = 0; r < reps; ++r) {
-      const double start = MPI_Wtime();
-      if (rank == 0) {
-        MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-        MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 1, 0, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
-      } else if (rank == 1) {
-        MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 0, 0, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
-        MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, 0, 0, MPI_COMM_WORLD);
-      }
-      best = std::min(best, MPI_Wtime() - start);
-    }
-    return best;
-  };
-  round_trip(8, 50);  // warm up
-  const double small = round_trip(8, 2000);
-  const size_t big_bytes = size_t{4} << 20;
-  const double big = round_trip(big_bytes, 30);
-  const double latency = small / 2;
-  return {{"latency_s", latency},
-          {"bandwidth_bytes_per_s", static_cast<double>(big_bytes) / (big / 2 - latency)},
-          {"method", "best of 2000 round trips of 8 B, and of 30 of 4 MiB, between ranks 0 and 1"}};
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -81,19 +45,18 @@ int main(int argc, char** argv) {
       "pingpong", po::bool_switch(),
       "measure latency and bandwidth between ranks 0 and 1, write "
       "them to --out (for gbasim calibrate), train nothing");
-  int code = 0;
-  try {
+  const int code = gbasim::run_guarded(
+      "gbasim-mpi",
+      [&] {
     po::variables_map vm;
     if (!gbasim::parse_options({argv + 1, argv + argc}, desc, vm)) {
-      MPI_Finalize();
       return 0;
     }
     if (vm["pingpong"].as<bool>()) {
       if (size < 2) throw po::error("--pingpong needs 2 ranks");
       if (out_path.empty()) throw po::error("--pingpong needs --out FILE");
-      const nlohmann::ordered_json result = pingpong(rank);
+      const nlohmann::ordered_json result = gbasim::measure_pingpong();
       if (rank == 0) gbasim::write_json_atomically(out_path, result);
-      MPI_Finalize();
       return 0;
     }
     if (spec_path.empty()) throw po::error("--spec FILE is required");
@@ -129,13 +92,9 @@ int main(int argc, char** argv) {
                   << s["run_time"].get<double>() << " s; result: " << out_path << "\n";
       }
     }
-  } catch (const gbasim::InputError& e) {
-    if (rank == 0) std::cerr << "gbasim-mpi: error: " << e.what() << '\n';
-    code = 2;
-  } catch (const po::error& e) {
-    if (rank == 0) std::cerr << "gbasim-mpi: error: " << e.what() << " (see gbasim-mpi --help)\n";
-    code = 2;
-  }
+    return 0;
+      },
+      rank == 0);
   MPI_Finalize();
   return code;
 }

@@ -1,11 +1,10 @@
 // gbasim: time-to-AUC of synchronous, asynchronous and GBA training on a simulated cluster.
-#include <boost/program_options/errors.hpp>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include "models/errors.h"
-#include "sim/commands.h"
+#include "cli/commands.h"
+#include "cli/entry_point.h"
 
 namespace {
 
@@ -38,7 +37,7 @@ int main(int argc, char** argv) {
   }
   const std::string command = args[0];
   args.erase(args.begin());
-  try {
+  return gbasim::run_guarded("gbasim " + command, [&] {
     if (command == "run") return gbasim::run_run(argc - 1, argv + 1);
     if (command == "train") return gbasim::run_train(args);
     if (command == "data") return gbasim::run_data(args);
@@ -47,12 +46,5 @@ int main(int argc, char** argv) {
     if (command == "calibrate") return gbasim::run_calibrate(args);
     std::cerr << "gbasim: unknown command '" << command << "'\n\n" << kUsage;
     return 2;
-  } catch (const gbasim::InputError& e) {
-    std::cerr << "gbasim " << command << ": error: " << e.what() << '\n';
-    return 2;
-  } catch (const boost::program_options::error& e) {
-    std::cerr << "gbasim " << command << ": error: " << e.what() << "\n(see 'gbasim " << command
-              << " --help')\n";
-    return 2;
-  }
+  });
 }

@@ -1,6 +1,12 @@
-#include "spec/result.h"
+#include "experiment/result.h"
+
+#include "base/files.h"
 
 namespace gbasim {
+
+void write_json_atomically(const std::string& path, const nlohmann::ordered_json& doc) {
+  write_text_atomically(path, doc.dump(2) + "\n");
+}
 
 void put_rule_metrics(const RuleMetrics& m, nlohmann::ordered_json& summary) {
   double staleness_sum = 0.0;

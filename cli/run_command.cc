@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "sim/commands.h"
-#include "sim/output.h"
+#include "cli/commands.h"
+#include "experiment/result.h"
 #include "sim/simulation.h"
 
 namespace gbasim {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "spec/spec.h"
+#include "experiment/spec.h"
 #include "traces/pai_trace.h"
 #include "traces/usage_trace.h"
 

@@ -1,11 +1,11 @@
-#include "sim/sweep.h"
+#include "cli/sweep.h"
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
-#include "models/errors.h"
+#include "base/error.h"
 
 namespace gbasim {
 namespace {

@@ -1,13 +1,11 @@
-// gbasim calibrate: measures this machine for a spec and writes a platform file (cluster
-// keys) on which the simulator runs the spec's ranks as gbasim-mpi runs them here.
+#include "hw/calibration.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/program_options.hpp>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -15,17 +13,16 @@
 #include <thread>
 #include <tuple>
 
-#include "models/errors.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/stats.h"
+#include "experiment/result.h"
+#include "experiment/spec.h"
 #include "models/gradient.h"
 #include "models/optimizer.h"
-#include "models/stats.h"
-#include "sim/commands.h"
-#include "sim/output.h"
-#include "spec/spec.h"
 
 namespace gbasim {
 
-namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
 namespace {
@@ -74,65 +71,11 @@ double measure_time_slice(int cores) {
 
 }  // namespace
 
-int run_calibrate(const std::vector<std::string>& args) {
-  std::string spec_path, out_path = "out/calibrated-platform.json", report_path;
-  std::vector<std::string> overrides;
-  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  bool fit = true;
-  int fit_runs = 5;
-  std::vector<double> given_sync, given_async;  // real run times measured elsewhere
-  po::options_description desc(
-      "gbasim calibrate --spec FILE [options]\n\n"
-      "Measures this machine for the spec's model and batch: one local batch's gradient and\n"
-      "one optimizer update and the merge of a global batch's gradients (medians of 50 runs,\n"
-      "single-threaded), MPI's point-to-point latency and bandwidth between two gbasim-mpi\n"
-      "ranks (scripts/mpirun.sh), and the scheduler's time slice (how long a computation\n"
-      "keeps a core while others wait). Writes a platform file (cluster keys; name it in a\n"
-      "spec's cluster.platform) that places every rank on one machine of this many cores,\n"
-      "taken a slice at a time as real ranks take them, with a server that serves admissions\n"
-      "and pushes in one queue as gbasim-mpi's does, and a report with the measurements and\n"
-      "the cost settings to run with it:\n"
-      "  --set cost.flops_scale=1 --set cost.update_flops_per_value=<reported>\n"
-      "Then (unless --no-fit) it runs the spec for real with no stragglers, in sync and in\n"
-      "async, taking snapshots as the spec says (one run to warm the machine up, then\n"
-      "--fit-runs runs of each, alternating; their medians; or the run times given with\n"
-      "--real-sync-s and --real-async-s), and fits two numbers by bisection on the\n"
-      "simulator: the message latency, so that simulated sync takes the real time, and the\n"
-      "server's work per push, so that simulated async does. What is left to predict is\n"
-      "everything else: "
-      "stragglers, other modes, other budgets.\n\nOptions");
-  desc.add_options()("help,h", "show this help")("spec", po::value(&spec_path)->value_name("FILE"),
-                                                 "experiment spec")(
-      "set", po::value(&overrides)->composing()->value_name("KEY=VALUE"), "override a spec key")(
-      "out", po::value(&out_path)->default_value(out_path), "the platform file to write")(
-      "report", po::value(&report_path)->value_name("FILE"),
-      "the measurements and cost settings (default: the platform file's name + .report.json)")(
-      "cores", po::value(&cores)->default_value(cores), "cores the ranks share")(
-      "fit-runs", po::value(&fit_runs)->default_value(fit_runs)->value_name("K"),
-      "real runs of each mode whose median the fit aims at")(
-      "real-sync-s", po::value(&given_sync)->multitoken()->value_name("S..."),
-      "fit to these run times of the spec's straggler-free sync, measured already (with "
-      "--real-async-s; no real runs then): scripts/sim_vs_real.sh measures them between "
-      "the runs it compares, so that both see the machine in the same state")(
-      "real-async-s", po::value(&given_async)->multitoken()->value_name("S..."),
-      "the same for async")(
-      "no-fit",
-      "only the microbenchmarks: skip fitting the message latency and the update cost "
-      "to short real runs");
-  po::variables_map vm;
-  if (!parse_options(args, desc, vm)) return 0;
-  fit = !vm.count("no-fit");
-  if (spec_path.empty()) throw po::error("--spec FILE is required");
-  if (cores < 1) throw po::error("--cores must be at least 1");
-  if (fit_runs < 1) throw po::error("--fit-runs must be at least 1");
-  if (given_sync.empty() != given_async.empty())
-    throw po::error("--real-sync-s and --real-async-s go together");
-  for (double t : given_sync)
-    if (!(t > 0.0)) throw po::error("--real-sync-s: run times must be positive");
-  for (double t : given_async)
-    if (!(t > 0.0)) throw po::error("--real-async-s: run times must be positive");
-  if (report_path.empty())
-    report_path = fs::path(out_path).replace_extension(".report.json").string();
+Calibration calibrate(const CalibrationRequest& request) {
+  const std::string& spec_path = request.spec_path;
+  const std::vector<std::string>& overrides = request.overrides;
+  const std::string& out_path = request.out_path;
+  const int cores = request.cores, fit_runs = request.fit_runs;
   const ExperimentSpec spec = load_spec(spec_path, overrides);
 
   std::cerr << "gbasim calibrate: timing the model (" << model_name(spec.model.kind) << ", batch "
@@ -176,12 +119,10 @@ int run_calibrate(const std::vector<std::string>& args) {
   const double time_slice = measure_time_slice(cores);
 
   std::cerr << "gbasim calibrate: MPI ping-pong between two ranks\n";
-  const fs::path exe = fs::read_symlink("/proc/self/exe");
-  const fs::path mpi = exe.parent_path().parent_path() / "hw" / "gbasim-mpi";
   const std::string pingpong = out_path + ".pingpong.tmp";
   const std::string command =
-      "GBASIM_MPI='" + mpi.string() +
-      "' bash '" GBASIM_SOURCE_DIR "/scripts/mpirun.sh' 2 --pingpong --out '" + pingpong + "'";
+      "GBASIM_MPI='" + request.gbasim_mpi_exe +
+      "' bash '" GBASIM_MPIRUN "' 2 --pingpong --out '" + pingpong + "'";
   const int status = std::system(command.c_str());
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw InputError("the MPI ping-pong failed (" + command + ")");
@@ -219,20 +160,19 @@ int run_calibrate(const std::vector<std::string>& args) {
        {"cost.flops_scale=1",
         "cost.update_flops_per_value=" + std::to_string(update_flops_per_value),
         "cost.merge_flops_per_value=" + std::to_string(merge_flops_per_value)}}};
-  double server_push = 0.0;
-  if (fit) {
+  if (request.fit) {
     // Short straggler-free runs, real and simulated, of the spec as placed here. The real ones
     // take their snapshots as the spec says, as the runs compared with the simulator do.
     const std::string work = out_path + ".fit";
     fs::create_directories(work);
-    std::vector<std::string> quiet_runs = overrides;
+    std::vector<std::string> straggler_free = overrides;
     for (const char* o : {"stragglers.persistent_fraction=0", "stragglers.noise_cv=0",
                           "stragglers.transient_rate_per_s=0", "stragglers.network_rate_per_s=0",
                           "stragglers.colocated_fraction=0", "stragglers.trace.format="})
-      quiet_runs.emplace_back(o);
+      straggler_free.emplace_back(o);
     auto sets = [&](const std::vector<std::string>& extra) {
       std::string text;
-      for (const auto& o : quiet_runs) text += " --set '" + o + "'";
+      for (const auto& o : straggler_free) text += " --set '" + o + "'";
       for (const auto& o : extra) text += " --set '" + o + "'";
       return text;
     };
@@ -246,8 +186,8 @@ int run_calibrate(const std::vector<std::string>& args) {
     auto real = [&](const std::string& mode) {
       const int ranks = spec.training.num_workers + (mode == "sync" ? 0 : 1);
       const std::string result = work + "/real-" + mode + ".json";
-      return run("GBASIM_MPI='" + mpi.string() +
-                     "' bash '" GBASIM_SOURCE_DIR "/scripts/mpirun.sh' " + std::to_string(ranks) +
+      return run("GBASIM_MPI='" + request.gbasim_mpi_exe + "' bash '" GBASIM_MPIRUN "' " +
+                     std::to_string(ranks) +
                      " --spec '" + spec_path + "'" + sets({"training.mode=" + mode}) +
                      " -q --out '" + result + "'",
                  result, "run_time");
@@ -258,7 +198,7 @@ int run_calibrate(const std::vector<std::string>& args) {
       write_json_atomically(work + "/platform.json", trial);
       const std::string result = work + "/sim-" + mode + ".json";
       std::string command = "'";
-      command += exe.string();
+      command += request.gbasim_exe;
       command += "' run --spec '";
       command += spec_path;
       command += "'";
@@ -282,7 +222,7 @@ int run_calibrate(const std::vector<std::string>& args) {
       }
       return std::sqrt(lo * hi);
     };
-    std::vector<double> sync_runs = given_sync, async_runs = given_async;
+    std::vector<double> sync_runs = request.given_sync_s, async_runs = request.given_async_s;
     if (sync_runs.empty()) {
       std::cerr << "gbasim calibrate: real sync and async runs with no stragglers (" << fit_runs
                 << " of each, after one to warm up)\n";
@@ -328,29 +268,9 @@ int run_calibrate(const std::vector<std::string>& args) {
         {"server_flops_per_push", fitted_push},
         {"server_seconds_per_push", fitted_push / speed}};
     report["overrides"].push_back("cost.server_flops_per_push=" + std::to_string(fitted_push));
-    server_push = fitted_push;
     fs::remove_all(work);
   }
-  write_json_atomically(out_path, platform);
-  write_json_atomically(report_path, report);
-  std::printf("gradient of a batch of %lld: %.3f ms (%.3g flop/s); optimizer update: %.3f ms\n",
-              static_cast<long long>(spec.training.local_batch), gradient_s * 1e3, speed,
-              update_s * 1e3);
-  std::printf(
-      "MPI between two ranks: latency %.2f us, bandwidth %.2f GB/s; %d cores shared, a "
-      "computation keeps one for %.2f ms when others wait (0: never had to wait)\n",
-      latency * 1e6, bandwidth / 1e9, cores, time_slice * 1e3);
-  std::string settings;
-  for (const auto& o : report["overrides"]) settings += " --set " + o.get<std::string>();
-  std::printf("platform: %s\nreport: %s\nrun with: --set cluster.platform=%s%s\n", out_path.c_str(),
-              report_path.c_str(), fs::absolute(out_path).c_str(), settings.c_str());
-  if (report.contains("fit")) {
-    std::printf(
-        "fitted to real straggler-free runs: message latency %.3g s per link (ping-pong: "
-        "%.3g); the server's work per push %.3g ms (--set cost.server_flops_per_push=%g)\n",
-        platform["nic_latency"].get<double>(), latency / 2, server_push / speed * 1e3, server_push);
-  }
-  return 0;
+  return {platform, report};
 }
 
 }  // namespace gbasim

@@ -18,10 +18,10 @@
 #include <map>
 #include <thread>
 
-#include "models/errors.h"
-#include "sim/commands.h"
-#include "sim/output.h"
-#include "sim/sweep.h"
+#include "base/error.h"
+#include "cli/commands.h"
+#include "base/files.h"
+#include "cli/sweep.h"
 
 extern char** environ;
 

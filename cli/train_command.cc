@@ -4,11 +4,11 @@
 #include <cstdio>
 #include <iostream>
 
-#include "models/errors.h"
+#include "base/error.h"
 #include "models/trainer.h"
-#include "sim/commands.h"
-#include "sim/data_options.h"
-#include "sim/output.h"
+#include "cli/commands.h"
+#include "cli/data_options.h"
+#include "experiment/result.h"
 
 namespace gbasim {
 

@@ -5,9 +5,9 @@
 #include <fstream>
 #include <iostream>
 
-#include "models/errors.h"
-#include "sim/commands.h"
-#include "sim/output.h"
+#include "base/error.h"
+#include "cli/commands.h"
+#include "experiment/result.h"
 #include "traces/pai_trace.h"
 #include "traces/usage_trace.h"
 
@@ -31,12 +31,7 @@ std::string detect_format(const std::string& path) {
 void usage_trace_stats(const std::string& path, const std::string& format,
                        const UsageMapping& mapping, const std::vector<std::string>& machines,
                        double threshold, const std::string& json_path) {
-  UsageTrace trace;
-  try {
-    trace = read_usage_trace(path, format, mapping, machines);
-  } catch (const TraceError& e) {
-    throw InputError(e.what());
-  }
+  const UsageTrace trace = read_usage_trace(path, format, mapping, machines);
   const UsageStats stats = usage_stats(trace, threshold);
   std::printf("%s (%s): %zu machines, time %.0f..%.0f s, %lld rows, %lld invalid values (gaps)\n",
               path.c_str(), format.c_str(), stats.machines.size(), stats.first_time,
@@ -177,12 +172,7 @@ int run_trace_stats(const std::vector<std::string>& args) {
     return 0;
   }
 
-  PaiTrace trace;
-  try {
-    trace = read_pai_trace(path);
-  } catch (const TraceError& e) {
-    throw InputError(e.what());
-  }
+  const PaiTrace trace = read_pai_trace(path);
   const TraceStats stats = trace_stats(trace, threshold);
   std::printf("%s: %zu workers, iterations %lld..%lld, %lld samples, %lld invalid (gaps)\n",
               path.c_str(), stats.workers.size(), static_cast<long long>(stats.first_iteration),

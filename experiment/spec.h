@@ -11,7 +11,7 @@
 
 #include "models/model.h"
 #include "models/optimizer.h"
-#include "spec/data.h"
+#include "experiment/data.h"
 #include "strategies/switching.h"
 #include "strategies/update_rule.h"
 #include "traces/straggler_models.h"

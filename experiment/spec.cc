@@ -1,4 +1,4 @@
-#include "spec/spec.h"
+#include "experiment/spec.h"
 
 #include <cmath>
 #include <filesystem>
@@ -9,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "models/errors.h"
+#include "base/error.h"
 
 namespace gbasim {
 namespace {
@@ -373,9 +373,7 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
       }
     }
   } catch (const InputError& e) {
-    throw InputError(source + ": " + e.what());
-  } catch (const std::invalid_argument& e) {
-    throw InputError(source + ": " + e.what());
+    throw e.in_file(source);
   }
   const ClusterSpec& c = s.cluster;
   if (c.ps_shards < 1) fail("cluster.ps_shards", "must be at least 1");

@@ -2,9 +2,9 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 
-#include "sim/commands.h"
-#include "sim/data_options.h"
-#include "sim/output.h"
+#include "cli/commands.h"
+#include "cli/data_options.h"
+#include "experiment/result.h"
 
 namespace gbasim {
 

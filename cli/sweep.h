@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "spec/spec.h"
+#include "experiment/spec.h"
 
 namespace gbasim {
 

@@ -3,8 +3,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "models/errors.h"
-#include "sim/commands.h"
+#include "base/error.h"
+#include "cli/commands.h"
 
 namespace gbasim {
 

@@ -1,6 +1,6 @@
-#include "spec/data.h"
+#include "experiment/data.h"
 
-#include "models/errors.h"
+#include "base/error.h"
 
 namespace gbasim {
 

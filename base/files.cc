@@ -1,4 +1,4 @@
-#include "sim/output.h"
+#include "base/files.h"
 
 #include <unistd.h>
 #include <cstdio>
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <system_error>
 
-#include "models/errors.h"
+#include "base/error.h"
 
 namespace gbasim {
 
@@ -34,10 +34,6 @@ void write_text_atomically(const std::string& path, const std::string& text) {
     fs::remove(temporary, ec);
     throw InputError(path + ": cannot rename into place");
   }
-}
-
-void write_json_atomically(const std::string& path, const nlohmann::ordered_json& doc) {
-  write_text_atomically(path, doc.dump(2) + "\n");
 }
 
 }  // namespace gbasim

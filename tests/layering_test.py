@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""The layering test: every #include of the project's folders must follow the dependency table
+of docs/architecture.md (base <- models <- strategies, traces <- experiment <- sim, hw <- cli),
+and the libraries outside the project stay in the folders that own them.
+
+Usage: layering_test.py REPOSITORY_ROOT
+It first plants a forbidden include in a scratch tree and checks that it is caught, so that a
+checker that cannot fail does not pass."""
+import os
+import re
+import sys
+import tempfile
+
+# What each folder may include, besides itself and the standard library.
+ALLOWED = {
+    "base": set(),
+    "models": {"base"},
+    "strategies": {"base", "models"},
+    "traces": {"base"},
+    "experiment": {"base", "models", "strategies", "traces"},
+    "sim": {"base", "models", "strategies", "traces", "experiment"},
+    "hw": {"base", "models", "strategies", "traces", "experiment"},
+    "cli": {"base", "models", "strategies", "traces", "experiment", "sim", "hw"},
+}
+# Outside libraries: the include prefix and the folders that may use it.
+LIBRARIES = {
+    "boost/program_options": {"cli"},
+    "simgrid/": {"sim", "cli"},
+    "xbt/": {"sim", "cli"},
+    "mpi.h": {"hw", "cli"},
+    "nlohmann/": {"experiment", "sim", "hw", "cli"},
+    "Eigen/": {"models", "strategies", "experiment", "sim", "hw", "cli"},
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+
+
+def violations(root):
+    found = []
+    for folder, allowed in ALLOWED.items():
+        top = os.path.join(root, folder)
+        for dirpath, _, names in os.walk(top):
+            for name in sorted(names):
+                if not name.endswith((".h", ".cc")):
+                    continue
+                path = os.path.join(dirpath, name)
+                with open(path, encoding="utf-8") as f:
+                    for number, line in enumerate(f, 1):
+                        m = INCLUDE.match(line)
+                        if not m:
+                            continue
+                        kind, target = m.groups()
+                        where = f"{os.path.relpath(path, root)}:{number}"
+                        if kind == '"':
+                            other = target.split("/")[0]
+                            if other != folder and other not in allowed:
+                                found.append(f"{where}: {folder}/ may not include {target}")
+                            continue
+                        for prefix, owners in LIBRARIES.items():
+                            if target.startswith(prefix) and folder not in owners:
+                                found.append(f"{where}: {folder}/ may not use <{target}>")
+    return found
+
+
+def planted_is_caught():
+    with tempfile.TemporaryDirectory() as scratch:
+        os.makedirs(os.path.join(scratch, "hw"))
+        with open(os.path.join(scratch, "hw", "planted.cc"), "w") as f:
+            f.write('#include "sim/simulation.h"\n#include <boost/program_options.hpp>\n')
+        return len(violations(scratch)) == 2
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    if not planted_is_caught():
+        print("FAIL: a planted include of sim/ and of Boost.Program_options in hw/ was not caught")
+        return 1
+    found = violations(sys.argv[1])
+    for v in found:
+        print("FAIL:", v)
+    checked = sum(name.endswith((".h", ".cc")) for folder in ALLOWED
+                  for _, _, names in os.walk(os.path.join(sys.argv[1], folder)) for name in names)
+    print(f"layering: {checked} files in {len(ALLOWED)} folders, {len(found)} forbidden includes")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
