@@ -2,26 +2,14 @@
 
 #include <algorithm>
 
-#include "base/error.h"
 
 namespace gbasim {
 
-RankSlowdown::RankSlowdown(const ExperimentSpec& spec, int worker) : spec_(spec), worker_(worker) {
-  const StragglerConfig& g = spec.stragglers;
-  const int n = spec.training.num_workers;
-  persistent_ = persistent_slowdowns(g, n).at(worker);
-  if (g.trace_format.empty()) return;
-  try {
-    if (g.trace_format == "pai") {
-      replay_.emplace(read_pai_trace(g.trace_path), g.trace_mapping, g.trace_machines,
-                      g.trace_offset, n, spec.seed);
-      return;
-    }
-    speed_changes_ = plan_usage_replay(g, n, spec.seed).speed.at(worker);
-  } catch (const InputError& e) {
-    throw InputError(std::string("'stragglers.trace': ") + e.what());
-  }
-}
+RankSlowdown::RankSlowdown(const ExperimentSpec& spec, const ReplayedTrace& trace, int worker)
+    : spec_(spec),
+      worker_(worker),
+      persistent_(persistent_slowdowns(spec.stragglers, spec.training.num_workers).at(worker)),
+      trace_(trace) {}
 
 double RankSlowdown::factor(int64_t step, double elapsed_s) {
   const StragglerConfig& g = spec_.stragglers;
@@ -36,10 +24,11 @@ double RankSlowdown::factor(int64_t step, double elapsed_s) {
       if (elapsed_s < e.end) k *= e.slowdown;
     }
   }
-  if (replay_) k *= replay_->slowdown(worker_, step);
-  if (!speed_changes_.empty()) {
+  if (trace_.pai) k *= trace_.pai->slowdown(worker_, step);
+  if (trace_.usage) {
+    const auto& changes = trace_.usage->speed.at(static_cast<size_t>(worker_));
     const auto after =
-        std::upper_bound(speed_changes_.begin(), speed_changes_.end(), elapsed_s,
+        std::upper_bound(changes.begin(), changes.end(), elapsed_s,
                          [](double t, const std::pair<double, double>& c) { return t < c.first; });
     k /= std::prev(after)->second;  // the first change is at 0
   }

@@ -5,16 +5,15 @@
 #include <optional>
 #include <vector>
 
+#include "experiment/run_record.h"
 #include "experiment/spec.h"
-#include "traces/pai_trace.h"
-#include "traces/usage_trace.h"
 
 namespace gbasim {
 
 class RankSlowdown {
  public:
-  // Throws InputError for an unreadable trace.
-  RankSlowdown(const ExperimentSpec& spec, int worker);
+  // `trace`: the spec's, loaded once (load_trace); it must outlive this.
+  RankSlowdown(const ExperimentSpec& spec, const ReplayedTrace& trace, int worker);
 
   // The slowdown of step `step`, started `elapsed_s` seconds into the run: persistent x
   // per-step noise x transient episode in force x trace (PAI by step; usage by time,
@@ -31,8 +30,7 @@ class RankSlowdown {
   double persistent_ = 1.0;
   std::vector<Episode> episodes_;
   double horizon_ = 0.0;
-  std::optional<TraceReplay> replay_;
-  std::vector<std::pair<double, double>> speed_changes_;  // usage trace, by elapsed time
+  const ReplayedTrace& trace_;
 };
 
 }  // namespace gbasim

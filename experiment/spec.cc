@@ -103,7 +103,7 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("network_model", c.network_model);
     v.field("shared_cores", c.shared_cores);
     v.field("time_slice_s", c.time_slice_s);
-    v.field("ps_one_queue", c.ps_one_queue);
+    v.named("server_model", c.server_model, parse_server_model, server_model_name);
     v.field("ps_service_seed", c.ps_service_seed);
   });
   v.section("cost", [&] {
@@ -285,8 +285,14 @@ class Reader {
   void leave() {
     const Level& level = levels_.back();
     for (const auto& [key, value] : level.object->items()) {
-      if (!level.seen.count(key))
-        throw InputError(source_ + ": unknown key '" + level.prefix + key + "'");
+      if (level.seen.count(key)) continue;
+      const std::string path = level.prefix + key;
+      if (path == "cluster.ps_one_queue") {
+        throw InputError(source_ + ": '" + path +
+                         "' is now 'cluster.server_model': \"one_queue\" (true) or "
+                         "\"sharded\" (false)");
+      }
+      throw InputError(source_ + ": unknown key '" + path + "'");
     }
     levels_.pop_back();
   }
@@ -320,6 +326,16 @@ class Writer {
 };
 
 }  // namespace
+
+ServerModel parse_server_model(const std::string& name) {
+  if (name == "sharded") return ServerModel::kSharded;
+  if (name == "one_queue") return ServerModel::kOneQueue;
+  throw InputError("must be \"sharded\" or \"one_queue\", not '" + name + "'");
+}
+
+std::string server_model_name(ServerModel model) {
+  return model == ServerModel::kOneQueue ? "one_queue" : "sharded";
+}
 
 SwitchPolicy switch_policy(const SwitchingSpec& spec) {
   SwitchPolicy p;
@@ -396,13 +412,14 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
   if (!(c.time_slice_s >= 0.0)) fail("cluster.time_slice_s", "must not be negative");
   if (c.time_slice_s > 0.0 && c.shared_cores == 0)
     fail("cluster.time_slice_s", "needs cluster.shared_cores");
-  if (c.ps_one_queue && c.ps_shards != 1)
-    fail("cluster.ps_one_queue", "needs cluster.ps_shards = 1");
-  if (c.ps_one_queue && s.switching.enabled())
-    fail("cluster.ps_one_queue", "cannot be combined with training.switching");
+  const bool one_queue = c.server_model == ServerModel::kOneQueue;
+  if (one_queue && c.ps_shards != 1)
+    fail("cluster.server_model", "one_queue needs cluster.ps_shards = 1");
+  if (one_queue && s.switching.enabled())
+    fail("cluster.server_model", "one_queue cannot be combined with training.switching");
   if (c.ps_service_seed < 0) fail("cluster.ps_service_seed", "must not be negative");
-  if (c.ps_service_seed > 0 && !c.ps_one_queue)
-    fail("cluster.ps_service_seed", "needs cluster.ps_one_queue");
+  if (c.ps_service_seed > 0 && !one_queue)
+    fail("cluster.ps_service_seed", "needs cluster.server_model \"one_queue\"");
   if (!(c.nic_bandwidth > 0.0)) fail("cluster.nic_bandwidth", "must be positive");
   if (c.nic_latency < 0.0) fail("cluster.nic_latency", "must not be negative");
   if (c.network_model != "LV08" && c.network_model != "CM02")

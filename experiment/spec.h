@@ -18,6 +18,11 @@
 
 namespace gbasim {
 
+enum class ServerModel { kSharded, kOneQueue };
+// "sharded", "one_queue"; throws InputError for anything else.
+ServerModel parse_server_model(const std::string& name);
+std::string server_model_name(ServerModel model);
+
 struct ClusterSpec {
   // A cluster file (JSON of the keys below; platforms/ ships some), read first: the spec's
   // own cluster keys override its values. Relative to the spec file's folder.
@@ -42,14 +47,15 @@ struct ClusterSpec {
   // to itself for up to t seconds, then queues again; waiting ones take the cores in
   // arrival order.
   double time_slice_s = 0.0;
-  // false: admissions (the token and the parameter pull) do not pass through the server, and
-  // a push is acknowledged once its update is done. true: as gbasim-mpi's server, one queue
-  // of admissions and pushes served one at a time in arrival order: the token is taken when
-  // the server serves the request; request, grant (with the parameters) and push are one
-  // message each, flowing to the server while it works; the server sends each grant itself.
-  // Server modes, one shard, no switching.
-  bool ps_one_queue = false;
-  // With ps_one_queue: 0 serves the waiting messages in arrival order; k > 0 picks one of
+  // How the parameter server is modelled (sim/server.h). kSharded: admissions (the token and
+  // the parameter pull) do not pass through the server, and a push is acknowledged once its
+  // update is done. kOneQueue: as gbasim-mpi's server, one queue of admissions and pushes
+  // served one at a time in arrival order: the token is taken when the server serves the
+  // request; request, grant (with the parameters) and push are one message each, flowing to
+  // the server while it works; the server sends each grant itself. Server modes, one shard,
+  // no switching.
+  ServerModel server_model = ServerModel::kSharded;
+  // With the one-queue server: 0 serves the waiting messages in arrival order; k > 0 picks one of
   // them at random (seeded by k), as an MPI server probing for any source gets them in an
   // order that is not the order they arrived in.
   int ps_service_seed = 0;

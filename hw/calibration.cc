@@ -137,7 +137,7 @@ Calibration calibrate(const CalibrationRequest& request) {
       {"ps_shards", 1},          {"worker_speed", speed},      {"ps_speed", speed},
       {"ps_cores", 1},           {"nic_bandwidth", bandwidth}, {"nic_latency", latency / 2},
       {"network_model", "CM02"}, {"shared_cores", cores},      {"time_slice_s", time_slice},
-      {"ps_one_queue", true},    {"ps_service_seed", 1}};
+      {"server_model", "one_queue"}, {"ps_service_seed", 1}};
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   nlohmann::ordered_json report = {

@@ -17,7 +17,7 @@
 #include "base/error.h"
 #include "models/layers.h"
 #include "models/optimizer.h"
-#include "experiment/result.h"
+#include "experiment/run_record.h"
 #include "experiment/slowdown.h"
 #include "strategies/update_rule.h"
 
@@ -140,7 +140,8 @@ struct Job {
   Model model;
   Parameters params;
   WallClock::time_point start;
-  int64_t max_samples = 0;
+  ReplayedTrace trace;
+  RunRecord record;
   // Parameter holder (rank 0) only.
   std::vector<Snapshot> snapshots;
   double next_snapshot = 0.0;
@@ -151,15 +152,14 @@ struct Job {
         options(o),
         data(load_data(s.data)),
         model(s.model, data.train.cardinalities, data.train.num_dense),
-        params(model.init_parameters(s.seed)) {
+        params(model.init_parameters(s.seed)),
+        trace(load_trace(s)),
+        record(s, data) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    max_samples = s.budget.max_samples > 0 ? s.budget.max_samples : data.train.size();
   }
   double elapsed() const { return seconds_since(start); }
-  bool out_of_time() const {
-    return spec.budget.max_time_s > 0.0 && elapsed() >= spec.budget.max_time_s;
-  }
+  bool out_of_time() const { return record.budget().out_of_time(elapsed()); }
   // The holder applies `update` to its parameters: the rows it touches become dirty. A row
   // is dirty when its mark is the number of the next snapshot, so taking one clears every
   // mark at once by counting up.
@@ -237,7 +237,7 @@ RuleMetrics run_sync(Job& job, WorkerRecord& me, int64_t& applied) {
   auto rule = make_rule(spec.training);
   Optimizer optimizer(spec.optimizer, job.params);
   ShardIterator shard(job.data.train, w, n, spec.seed);
-  RankSlowdown slow(spec, w);
+  RankSlowdown slow(spec, job.trace, w);
   const size_t tables = job.params.tables.size();
   Gradient grad;
   std::vector<int64_t> tokens(n);
@@ -321,7 +321,7 @@ RuleMetrics run_sync(Job& job, WorkerRecord& me, int64_t& applied) {
     ++me.steps;
     me.step_ends.push_back(job.elapsed());
     if (w == 0) job.maybe_snapshot(rule->global_step(), applied);
-    if (applied >= job.max_samples || out_of_time) break;
+    if (applied >= job.record.budget().max_samples() || out_of_time) break;
   }
   if (w == 0) job.maybe_snapshot(rule->global_step(), applied, true);
   return rule->metrics();
@@ -341,7 +341,7 @@ void run_ps_worker(Job& job, WorkerRecord& me) {
   const ExperimentSpec& spec = job.spec;
   const int n = job.size - 1, w = job.rank - 1;
   ShardIterator shard(job.data.train, w, n, spec.seed);
-  RankSlowdown slow(spec, w);
+  RankSlowdown slow(spec, job.trace, w);
   const size_t tables = job.params.tables.size();
   Gradient grad;
   for (int64_t step = 0;; ++step) {
@@ -455,7 +455,7 @@ RuleMetrics run_ps_server(Job& job, int64_t& applied, ServerRecord& record) {
       optimizer.apply(job.params, *update);
       job.updated(*update);
       applied += update->samples;
-      stop = applied >= job.max_samples || job.out_of_time();
+      stop = job.record.budget().spent(applied, job.elapsed());
       job.maybe_snapshot(rule->global_step(), applied);
     }
     record.update_s += seconds_since(t);
@@ -541,9 +541,6 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
   if (!options.quiet)
     std::cerr << "gbasim-mpi: trained in " << run_time << " s; evaluating " << job.snapshots.size()
               << " snapshots\n";
-  nlohmann::ordered_json curve = nlohmann::ordered_json::array();
-  double time_to_auc = -1.0;
-  Evaluation last;
   Parameters replayed = job.model.init_parameters(spec.seed);
   for (const Snapshot& s : job.snapshots) {
     replayed.dense = s.dense;
@@ -551,35 +548,13 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
       for (size_t i = 0; i < s.rows[k].size(); ++i)
         replayed.tables[k].row(s.rows[k][i]) = s.values[k].row(static_cast<Eigen::Index>(i));
     }
-    last = evaluate(job.model, replayed, job.data.test);
-    curve.push_back({{"time", s.time},
-                     {"global_step", s.global_step},
-                     {"samples", s.samples},
-                     {"test_auc", last.auc},
-                     {"test_logloss", last.logloss}});
-    if (time_to_auc < 0.0 && last.auc >= spec.evaluation.target_auc) time_to_auc = s.time;
+    const Evaluation e = evaluate(job.model, replayed, job.data.test);
+    job.record.add_point({s.time, s.global_step, s.samples, e.auc, e.logloss});
   }
-  nlohmann::ordered_json doc;
-  doc["spec"] = spec_to_json(spec);
-  nlohmann::ordered_json summary;
-  summary["mode"] = mode_name(spec.training.mode);
-  summary["clock"] = "wall";
-  summary["target_auc"] = spec.evaluation.target_auc;
-  summary["time_to_auc"] =
-      time_to_auc >= 0.0 ? nlohmann::ordered_json(time_to_auc) : nlohmann::ordered_json();
-  summary["final_auc"] = last.auc;
-  summary["final_logloss"] = last.logloss;
-  if (job.data.bayes_auc) summary["bayes_auc"] = *job.data.bayes_auc;
-  summary["run_time"] = run_time;
-  summary["snapshots"] = job.snapshots.size();
-  summary["snapshot_s"] = job.snapshot_s;
-  summary["global_steps"] = metrics.global_steps;
-  summary["samples"] = applied;
-  put_rule_metrics(metrics, summary);
-  summary["ranks"] = job.size;
-  doc["summary"] = summary;
-  doc["curve"] = curve;
-  doc["staleness_histogram"] = staleness_histogram(metrics);
+  DriverSummary driver{"wall", run_time};
+  driver.before_counts = {{"snapshots", job.snapshots.size()}, {"snapshot_s", job.snapshot_s}};
+  driver.after_counts = {{"ranks", job.size}};
+  nlohmann::ordered_json doc = job.record.result(driver, metrics.global_steps, applied, metrics);
   nlohmann::ordered_json workers = nlohmann::ordered_json::array();
   for (int r = sync ? 0 : 1; r < job.size; ++r) {
     Buffer b;

@@ -5,18 +5,11 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
-#include <string>
 
+#include "experiment/run_record.h"
 #include "experiment/spec.h"
 
 namespace gbasim {
-
-struct ProgressPoint {
-  double time = 0.0;
-  int64_t global_step = 0;
-  int64_t samples = 0;
-  double auc = 0.0, logloss = 0.0;
-};
 
 // What a run cost in wall-clock seconds; apart from the result, which must not depend on
 // the machine.
@@ -29,8 +22,8 @@ struct SimulationCost {
 
 // Runs `spec` in the SimGrid engine the caller has created (one per process) and returns
 // the result document (docs/spec.md, "The result"). `on_point` sees each evaluation.
-nlohmann::ordered_json run_simulation(
-    const ExperimentSpec& spec, const std::function<void(const ProgressPoint&)>& on_point = {},
-    SimulationCost* cost = nullptr);
+nlohmann::ordered_json run_simulation(const ExperimentSpec& spec,
+                                      const std::function<void(const CurvePoint&)>& on_point = {},
+                                      SimulationCost* cost = nullptr);
 
 }  // namespace gbasim

@@ -404,7 +404,7 @@ TEST(Simulation, SeparateAdmissionsTakeTheTokenAfterTheUpdate) {
 // stop, and nothing is in flight (40 s).
 TEST(Simulation, OneQueueServerTakesTheTokenWhenItServesTheRequest) {
   ExperimentSpec s = saturated_server();
-  s.cluster.ps_one_queue = true;
+  s.cluster.server_model = ServerModel::kOneQueue;
   const auto result = simulate(s);
   EXPECT_EQ(result["staleness_histogram"], nlohmann::json::parse("[[0, 20], [1, 20]]"))
       << result["staleness_histogram"];
@@ -428,7 +428,7 @@ ExperimentSpec short_run(Mode mode, double slowdown) {
 // order.
 TEST(Simulation, RandomServiceOrderKeepsTheServerBusyAndShufflesStaleness) {
   ExperimentSpec s = saturated_server();
-  s.cluster.ps_one_queue = true;
+  s.cluster.server_model = ServerModel::kOneQueue;
   s.cluster.ps_service_seed = 1;
   const auto result = simulate(s);
   int64_t taken = 0;
@@ -461,7 +461,7 @@ class EveryServerMode : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(EveryServerMode, AShortRunWithOneQueueLearns) {
   ExperimentSpec s = short_run(GetParam(), 3.0);
-  s.cluster.ps_one_queue = true;
+  s.cluster.server_model = ServerModel::kOneQueue;
   const auto result = simulate(s);
   EXPECT_GT(result["summary"]["final_auc"].get<double>(), 0.6) << mode_name(GetParam());
   EXPECT_GE(result["summary"]["samples"].get<int64_t>(), 60'000);

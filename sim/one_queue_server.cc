@@ -1,0 +1,167 @@
+// The one-queue server model (server.h), as gbasim-mpi's server: admission requests and pushes
+// in one queue, served one at a time; a request is answered with the token and the parameters
+// (the gradient is computed then, on those parameters); a push is acknowledged when taken in;
+// requests the rule refused are served again after each update.
+#include <memory>
+
+#include "base/random.h"
+#include "models/layers.h"
+#include "sim/messages.h"
+#include "sim/server.h"
+
+namespace gbasim {
+namespace {
+
+// A message into the server's queue: a worker's admission request, or its push.
+struct Arrival {
+  int worker;
+  int64_t token;
+  Gradient gradient;
+  bool request = false;
+};
+
+class OneQueueServer : public Server {
+ public:
+  OneQueueServer(Training& training, const Cluster& cluster)
+      : training_(training),
+        cluster_(cluster),
+        inbox_(sg4::Mailbox::by_name("ps")),
+        requested_(training.workers()),
+        granted_(training.workers()) {
+    for (int w = 0; w < training.workers(); ++w) {
+      acks_.push_back(sg4::Mailbox::by_name("ack-" + std::to_string(w)));
+      grants_.push_back(sg4::Mailbox::by_name("grant-" + std::to_string(w)));
+    }
+  }
+
+  // One message each way: the request (with the batch's row ids, table by table) into the
+  // server's queue, then its answer with the parameters.
+  bool admit(int w, Admission& admission, Mode& mode) override {
+    const double start = sg4::Engine::get_clock();
+    requested_[w] = training_.next_batch(w);
+    const FieldGroups groups(requested_[w].ids);
+    double row_ids = 0.0;
+    for (size_t t = 0; t < training_.table_dims().size(); ++t)
+      row_ids += static_cast<double>(groups.unique_ids[t % groups.unique_ids.size()].size());
+    inbox_->put(new Arrival{w, 0, Gradient{}, true}, kControlBytes + 8.0 * row_ids);
+    admission = *grants_[w]->get_unique<Admission>();
+    training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
+    training_.count_messages(3);  // the request, the grant with the pull, the push
+    mode = training_.spec().training.mode;
+    return admission.admitted;
+  }
+
+  // The grant brought the parameters; the server computed the gradient on them.
+  Gradient pull(int w, const Admission&) override { return std::move(granted_[w]); }
+
+  // One message into the server's queue. As a large MPI message (rendezvous), it returns once
+  // the server has taken it in (its notice, sent then), so that the worker's next request
+  // queues behind what arrived meanwhile.
+  void push(int w, int64_t token, Gradient grad) override {
+    const double start = sg4::Engine::get_clock();
+    const double bytes = shard_bytes(grad, training_.dense_values(), training_.table_dims(), 1,
+                                     4.0, 8.0)[0];
+    inbox_->put(new Arrival{w, token, std::move(grad)}, kControlBytes + bytes);
+    acks_[w]->get_unique<int>();
+    training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
+  }
+
+  // Messages flow to the server while it works, as MPI's do, so that it is busy with its
+  // work and not with their latency.
+  void start() override {
+    auto server = sg4::Actor::create("ps", cluster_.servers()[0], [this] { serve(); });
+    server->daemonize();
+    inbox_->set_receiver(server);
+  }
+
+ private:
+  // The next message: the first to arrive, or (cluster.ps_service_seed k > 0) one of those
+  // that have arrived, at random, as an MPI server probing for any source gets them in an
+  // order that is not the order they arrived in.
+  std::unique_ptr<Arrival> next(Rng& pick) {
+    if (training_.spec().cluster.ps_service_seed == 0) return inbox_->get_unique<Arrival>();
+    if (arrived_.empty()) arrived_.push_back(inbox_->get_unique<Arrival>());
+    while (inbox_->ready()) arrived_.push_back(inbox_->get_unique<Arrival>());
+    const auto chosen =
+        arrived_.begin() + static_cast<ptrdiff_t>(
+                               std::uniform_int_distribution<size_t>(0, arrived_.size() - 1)(pick));
+    std::unique_ptr<Arrival> arrival = std::move(*chosen);
+    arrived_.erase(chosen);
+    return arrival;
+  }
+
+  // Admits (computing the worker's gradient on the parameters of its token and sending the
+  // grant) or stops the worker; false when the rule leaves it waiting.
+  bool serve_request(int w) {
+    Admission admission;
+    {
+      std::unique_lock lock(*training_.mutex());
+      if (!training_.stopped()) {
+        admission = training_.rule().admit(w);
+        if (!admission.admitted) return false;
+        training_.gradient_of(requested_[w], granted_[w]);  // on the parameters of the token
+      }
+    }
+    double bytes = kControlBytes;
+    if (admission.admitted)
+      bytes += total(shard_bytes(granted_[w], training_.dense_values(), training_.table_dims(), 1,
+                                 4.0, 0.0));
+    // The server sends the grant itself and goes on once it is through, as gbasim-mpi's does
+    // (a blocking send); so grants go out one after another.
+    grants_[w]->put(new Admission(admission), bytes);
+    return true;
+  }
+
+  void serve() {
+    const ExperimentSpec& spec = training_.spec();
+    Rng pick = service_order_rng(static_cast<uint64_t>(spec.cluster.ps_service_seed));
+    RuleInForce& rule = training_.rule();
+    while (true) {
+      std::unique_ptr<Arrival> arrival = next(pick);
+      if (arrival->request) {
+        if (!serve_request(arrival->worker)) rule.queue_refused(arrival->worker);
+        continue;
+      }
+      acks_[arrival->worker]->put_init(new int(0), kControlBytes)->detach([](void* p) {
+        delete static_cast<int*>(p);
+      });
+      double own = spec.cost.server_flops_per_push;
+      // Modes that sum several gradients into one update merge this one's rows into the sum.
+      if (spec.training.mode == Mode::kGBA || spec.training.mode == Mode::kBackupWorkers) {
+        own += spec.cost.merge_flops_per_value *
+               static_cast<double>(updated_values(arrival->gradient, training_.dense_values(),
+                                                  training_.table_dims()));
+      }
+      if (own > 0.0) cluster_.run_flops(own);
+      std::optional<Gradient> update;
+      {
+        std::unique_lock lock(*training_.mutex());
+        update = training_.receive(arrival->worker, arrival->token, std::move(arrival->gradient));
+        if (update) training_.apply_update(*update);
+      }
+      if (update) {
+        cluster_.run_flops(spec.cost.update_flops_per_value *
+                               static_cast<double>(updated_values(
+                                   *update, training_.dense_values(), training_.table_dims())),
+                           spec.cluster.ps_cores);
+      }
+      rule.serve_refused([this](int w) { return serve_request(w); });
+    }
+  }
+
+  Training& training_;
+  const Cluster& cluster_;
+  sg4::Mailbox* inbox_;
+  std::vector<sg4::Mailbox*> acks_, grants_;
+  std::vector<Batch> requested_;  // each worker's batch, drawn when it asks
+  std::vector<Gradient> granted_;  // its gradient, computed when the server admits it
+  std::vector<std::unique_ptr<Arrival>> arrived_;  // taken from the queue, not yet served
+};
+
+}  // namespace
+
+std::unique_ptr<Server> make_one_queue_server(Training& training, const Cluster& cluster) {
+  return std::make_unique<OneQueueServer>(training, cluster);
+}
+
+}  // namespace gbasim

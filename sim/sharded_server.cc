@@ -1,0 +1,126 @@
+// The sharded server model (server.h): admissions through the rule, pulls and pushes to
+// every shard, a push acknowledged once its update is done.
+#include <memory>
+
+#include "sim/messages.h"
+#include "sim/server.h"
+
+namespace gbasim {
+namespace {
+
+// The notice that a worker's gradient has reached the shards.
+struct Pushed {
+  int worker;
+  int64_t token;
+  Gradient gradient;
+};
+
+class ShardedServer : public Server {
+ public:
+  ShardedServer(Training& training, const Cluster& cluster)
+      : training_(training), cluster_(cluster), inbox_(sg4::Mailbox::by_name("ps")) {
+    for (int w = 0; w < training.workers(); ++w)
+      acks_.push_back(sg4::Mailbox::by_name("ack-" + std::to_string(w)));
+  }
+
+  bool admit(int worker, Admission& admission, Mode& mode) override {
+    return training_.wait_for_admission(worker, admission, mode);
+  }
+
+  Gradient pull(int w, const Admission&) override {
+    Gradient grad;
+    training_.gradient_of(training_.next_batch(w), grad);
+    const double start = sg4::Engine::get_clock();
+    const auto& servers = cluster_.servers();
+    const int shards = static_cast<int>(servers.size());
+    sg4::Host* me = cluster_.workers()[w].host;
+    const std::vector<double> pull = bytes(grad, 4.0, 0.0);
+    const std::vector<double> request = bytes(grad, 0.0, 8.0);
+    std::vector<sg4::CommPtr> comms;
+    for (int p = 0; p < shards; ++p)
+      comms.push_back(sg4::Comm::sendto_async(me, servers[p], kControlBytes + request[p]));
+    for (auto& comm : comms) comm->wait();
+    comms.clear();
+    for (int p = 0; p < shards; ++p) comms.push_back(sg4::Comm::sendto_async(servers[p], me, pull[p]));
+    training_.count_messages(3 * shards + 2);  // requests, pulls, pushes, the notice, its ack
+    for (auto& comm : comms) comm->wait();
+    training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
+    return grad;
+  }
+
+  // The push returns once the update is done (its acknowledgement), so the worker is never
+  // admitted again while its token is still out.
+  void push(int w, int64_t token, Gradient grad) override {
+    const double start = sg4::Engine::get_clock();
+    const auto& servers = cluster_.servers();
+    const std::vector<double> push = bytes(grad, 4.0, 8.0);
+    std::vector<sg4::CommPtr> comms;
+    for (size_t p = 0; p < servers.size(); ++p)
+      comms.push_back(sg4::Comm::sendto_async(cluster_.workers()[w].host, servers[p], push[p]));
+    for (auto& comm : comms) comm->wait();
+    inbox_->put(new Pushed{w, token, std::move(grad)}, kControlBytes);
+    acks_[w]->get_unique<int>();
+    training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
+  }
+
+  void start() override {
+    sg4::Actor::create("ps", cluster_.servers()[0], [this] { serve(); })->daemonize();
+  }
+
+ private:
+  std::vector<double> bytes(const Gradient& g, double per_value, double per_row_id) const {
+    return shard_bytes(g, training_.dense_values(), training_.table_dims(),
+                       static_cast<int>(cluster_.servers().size()), per_value, per_row_id);
+  }
+
+  // Gradients are taken in one at a time. An update becomes visible at once (so that every
+  // token names the parameters a worker then computes on); the shards' optimizer work (in
+  // parallel on equal shares) is then charged before the push is acknowledged.
+  void serve() {
+    const ExperimentSpec& spec = training_.spec();
+    const int shards = static_cast<int>(cluster_.servers().size());
+    while (true) {
+      std::unique_ptr<Pushed> pushed = inbox_->get_unique<Pushed>();
+      double own = spec.cost.server_flops_per_push;
+      // Modes that sum several gradients into one update merge this one's rows into the sum.
+      const Mode mode = training_.rule().mode();
+      if (mode == Mode::kGBA || mode == Mode::kBackupWorkers) {
+        own += spec.cost.merge_flops_per_value *
+               static_cast<double>(updated_values(pushed->gradient, training_.dense_values(),
+                                                  training_.table_dims()));
+      }
+      if (own > 0.0) cluster_.run_flops(own);
+      std::optional<Gradient> update;
+      {
+        std::unique_lock lock(*training_.mutex());
+        update = training_.receive(pushed->worker, pushed->token, std::move(pushed->gradient));
+        if (update) training_.apply_update(*update);
+      }
+      // The last gradient in flight of a switch back to sync.
+      if (auto move = training_.take_owed_move()) training_.move_model(*move, cluster_);
+      if (update) {
+        const double flops = spec.cost.update_flops_per_value *
+                             static_cast<double>(updated_values(*update, training_.dense_values(),
+                                                                training_.table_dims())) /
+                             shards;
+        cluster_.run_flops(flops, spec.cluster.ps_cores);
+      }
+      acks_[pushed->worker]->put_init(new int(0), kControlBytes)->detach([](void* p) {
+        delete static_cast<int*>(p);
+      });
+    }
+  }
+
+  Training& training_;
+  const Cluster& cluster_;
+  sg4::Mailbox* inbox_;
+  std::vector<sg4::Mailbox*> acks_;  // the server's acknowledgement of each worker's push
+};
+
+}  // namespace
+
+std::unique_ptr<Server> make_sharded_server(Training& training, const Cluster& cluster) {
+  return std::make_unique<ShardedServer>(training, cluster);
+}
+
+}  // namespace gbasim

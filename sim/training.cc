@@ -1,0 +1,130 @@
+#include "sim/training.h"
+
+#include "base/clock.h"
+#include "models/layers.h"
+
+namespace gbasim {
+
+namespace {
+
+std::optional<SwitchPolicy> switching_of(const ExperimentSpec& spec) {
+  if (!spec.switching.enabled()) return std::nullopt;
+  return switch_policy(spec.switching);
+}
+
+}  // namespace
+
+Training::Training(const ExperimentSpec& spec, SimulationCost& cost)
+    : spec_(spec),
+      cost_(cost),
+      data_(load_data(spec.data)),
+      trace_(load_trace(spec)),
+      record_(spec, data_),
+      model_(spec.model, data_.train.cardinalities, data_.train.num_dense),
+      params_(model_.init_parameters(spec.seed)),
+      optimizer_(spec.optimizer, params_),
+      rule_(spec.training, switching_of(spec)),
+      n_(spec.training.num_workers),
+      timing_only_(spec.simulation.timing_only),
+      dense_values_(model_.num_dense_parameters()),
+      stats_(n_),
+      mutex_(sg4::Mutex::create()),
+      updated_(sg4::ConditionVariable::create()) {
+  for (int w = 0; w < n_; ++w) shards_.emplace_back(data_.train, w, n_, spec.seed);
+  if (spec.evaluation.test_samples > 0)
+    data_.test = first_rows(data_.test, spec.evaluation.test_samples);
+  for (const auto& table : params_.tables) dims_.push_back(table.cols());
+}
+
+void Training::gradient_of(const Batch& batch, Gradient& grad) {
+  if (!timing_only_) {
+    const auto start = WallClock::now();
+    model_.forward_backward(params_, batch, grad);
+    cost_.math_s += seconds_since(start);
+    return;
+  }
+  const FieldGroups groups(batch.ids);
+  grad = Gradient{};
+  grad.samples = batch.size();
+  grad.tables.resize(dims_.size());
+  for (size_t t = 0; t < dims_.size(); ++t) {
+    grad.tables[t].rows = groups.unique_ids[t % groups.unique_ids.size()];
+    grad.tables[t].values.resize(static_cast<Eigen::Index>(grad.tables[t].rows.size()), 0);
+  }
+}
+
+bool Training::wait_for_admission(int worker, Admission& admission, Mode& mode) {
+  const double start = sg4::Engine::get_clock();
+  std::unique_lock lock(*mutex_);
+  while (!stop_) {
+    if (!moving_) {
+      admission = rule_.admit(worker);
+      if (admission.admitted) break;
+    }
+    updated_->wait(lock);
+  }
+  mode = rule_.mode();
+  stats_[worker].wait_s += sg4::Engine::get_clock() - start;
+  return admission.admitted && !stop_;
+}
+
+std::optional<Gradient> Training::receive(int worker, int64_t token, Gradient gradient) {
+  std::optional<Gradient> update = rule_.receive(worker, token, std::move(gradient));
+  if (auto move = rule_.take_model_move()) {
+    moving_ = true;
+    owed_move_ = move;
+  }
+  return update;
+}
+
+void Training::apply_update(const Gradient& update) {
+  if (!timing_only_) {
+    const auto start = WallClock::now();
+    optimizer_.apply(params_, update);
+    cost_.math_s += seconds_since(start);
+  }
+  applied_samples_ += update.samples;
+  stop_ = record_.budget().spent(applied_samples_, sg4::Engine::get_clock());
+  updated_->notify_all();
+}
+
+std::optional<ModelMove> Training::take_owed_move() {
+  std::optional<ModelMove> move;
+  move.swap(owed_move_);
+  return move;
+}
+
+// The model goes whole: from worker 0 (every all-reduce worker holds it) to the server
+// shards, each taking its share; or from the shards to every worker.
+void Training::move_model(const ModelMove& move, const Cluster& cluster) {
+  double values = static_cast<double>(dense_values_);
+  for (const auto& table : params_.tables) values += static_cast<double>(table.size());
+  const double bytes = 4.0 * values;
+  const double start = sg4::Engine::get_clock();
+  const auto& servers = cluster.servers();
+  const int shards = static_cast<int>(servers.size());
+  std::vector<sg4::CommPtr> comms;
+  const bool to_servers = move.direction == ModelMove::Direction::kToParameterServers;
+  for (int p = 0; p < shards; ++p) {
+    if (to_servers) {
+      comms.push_back(
+          sg4::Comm::sendto_async(cluster.workers()[0].host, servers[p], bytes / shards));
+    } else {
+      for (int w = 0; w < n_; ++w)
+        comms.push_back(
+            sg4::Comm::sendto_async(servers[p], cluster.workers()[w].host, bytes / shards));
+    }
+  }
+  for (auto& comm : comms) comm->wait();
+  messages_ += static_cast<int64_t>(comms.size());
+  moves_.push_back({{"global_step", move.global_step},
+                    {"direction", to_servers ? "to_parameter_servers" : "to_workers"},
+                    {"start", start},
+                    {"end", sg4::Engine::get_clock()},
+                    {"bytes", bytes * (to_servers ? 1 : n_)}});
+  std::unique_lock lock(*mutex_);
+  moving_ = false;
+  updated_->notify_all();
+}
+
+}  // namespace gbasim

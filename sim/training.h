@@ -1,0 +1,107 @@
+// What every actor of a simulated run shares: the data shards, the model and its one
+// authoritative copy of the parameters, the optimizer, the rule in force, the run record,
+// and the lock they are taken under. Actors are SimGrid's (one thread at a time), so the
+// lock orders them in simulated time; it does not guard against threads.
+#pragma once
+
+#include <simgrid/s4u.hpp>
+
+#include <optional>
+#include <vector>
+
+#include "experiment/run_record.h"
+#include "experiment/spec.h"
+#include "models/dataset.h"
+#include "models/model.h"
+#include "models/optimizer.h"
+#include "sim/cluster.h"
+#include "sim/simulation.h"
+#include "strategies/rule_in_force.h"
+
+namespace gbasim {
+
+// Bytes of a request or of a notice ("gradient pushed", an acknowledgement).
+constexpr double kControlBytes = 64;
+
+struct WorkerStats {
+  int64_t steps = 0;
+  double compute_s = 0.0, comm_s = 0.0, wait_s = 0.0;
+  std::vector<double> step_ends;
+};
+
+class Training {
+ public:
+  Training(const ExperimentSpec& spec, SimulationCost& cost);
+
+  const ExperimentSpec& spec() const { return spec_; }
+  int workers() const { return n_; }
+  RunRecord& record() { return record_; }
+  const RunRecord& record() const { return record_; }
+  const ReplayedTrace& trace() const { return trace_; }
+  const Model& model() const { return model_; }
+  const Parameters& parameters() const { return params_; }
+  LoadedData& data() { return data_; }
+  RuleInForce& rule() { return rule_; }
+  const RuleInForce& rule() const { return rule_; }
+  WorkerStats& stats(int worker) { return stats_[worker]; }
+  const std::vector<WorkerStats>& stats() const { return stats_; }
+  void count_messages(int64_t n) { messages_ += n; }
+  int64_t messages() const { return messages_; }
+  int64_t applied_samples() const { return applied_samples_; }
+  // The budget is checked when an update is applied, so that all-reduce workers stop
+  // together at a step boundary.
+  bool stopped() const { return stop_; }
+  sg4::MutexPtr mutex() const { return mutex_; }
+
+  // Sizes: values of the dense part, columns of each embedding table.
+  int64_t dense_values() const { return dense_values_; }
+  const std::vector<int64_t>& table_dims() const { return dims_; }
+
+  Batch next_batch(int worker) { return shards_[worker].next(spec_.training.local_batch); }
+  // The real gradient of `batch` on the parameters now, or in timing-only mode just its rows
+  // (the unique ids of each field, in the model's table order), which is all timing needs.
+  void gradient_of(const Batch& batch, Gradient& grad);
+
+  // Blocks until the rule in force admits `worker` or the run stops; false when it stopped.
+  // `mode` is the mode in force at the admission.
+  bool wait_for_admission(int worker, Admission& admission, Mode& mode);
+  // Under the lock: the rule takes the gradient. A switch that it completes leaves a model
+  // move owed (take_owed_move), which the calling actor makes before anyone is admitted again.
+  std::optional<Gradient> receive(int worker, int64_t token, Gradient gradient);
+  // Under the lock: the optimizer applies `update` to the parameters (not in timing-only
+  // runs); the budget is checked; waiting workers wake.
+  void apply_update(const Gradient& update);
+  std::optional<ModelMove> take_owed_move();
+  // Moves the model between the all-reduce workers and the parameter servers (a switch),
+  // then lets admissions go on.
+  void move_model(const ModelMove& move, const Cluster& cluster);
+  const nlohmann::ordered_json& moves() const { return moves_; }
+
+ private:
+  const ExperimentSpec& spec_;
+  SimulationCost& cost_;
+  LoadedData data_;
+  ReplayedTrace trace_;
+  RunRecord record_;
+  Model model_;
+  Parameters params_;
+  Optimizer optimizer_;
+  RuleInForce rule_;
+  int n_;
+  bool timing_only_;
+  int64_t dense_values_;
+  std::vector<int64_t> dims_;
+  std::vector<ShardIterator> shards_;
+  std::vector<WorkerStats> stats_;
+  sg4::MutexPtr mutex_;
+  sg4::ConditionVariablePtr updated_;
+  bool stop_ = false;
+  int64_t applied_samples_ = 0;
+  int64_t messages_ = 0;
+  // Switching: a model move in progress holds every admission back.
+  bool moving_ = false;
+  std::optional<ModelMove> owed_move_;  // taken from the controller, to be made
+  nlohmann::ordered_json moves_ = nlohmann::ordered_json::array();
+};
+
+}  // namespace gbasim

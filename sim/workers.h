@@ -1,0 +1,43 @@
+// The workers of a simulated run, one SimGrid actor each on its host, taking steps in the
+// mode in force at each admission: in a server mode admit, pull, compute, push; in sync
+// compute, then the ring's all-reduce and all-gather. Co-located tenants share some hosts.
+#pragma once
+
+#include <vector>
+
+#include "experiment/slowdown.h"
+#include "sim/cluster.h"
+#include "sim/collectives.h"
+#include "sim/server.h"
+#include "sim/training.h"
+
+namespace gbasim {
+
+class Workers {
+ public:
+  Workers(Training& training, const Cluster& cluster, Server& server);
+  // Creates each worker's actor.
+  void start();
+  // Creates the co-located tenants' actors (daemons).
+  void start_tenants();
+
+ private:
+  void run(int w);
+  void server_step(int w, int64_t step, const Admission& admission);
+  void sync_step(int w, int64_t step, const Admission& admission);
+  // Spends the simulated time of one local batch's compute on the worker's host: its flops
+  // at the host's speed (under its speed profile), times the step's noise and replayed trace
+  // slowdown; on a shared machine, the compute and then the sleep of a real rank.
+  void spend_compute(int w, int64_t step);
+  // Another tenant's work on `w`'s host: it computes for duty x period of every period.
+  void tenant(int w);
+
+  Training& training_;
+  const Cluster& cluster_;
+  Server& server_;
+  Ring ring_;
+  std::vector<double> sparse_bytes_;  // sync: each worker's sparse block this step
+  std::vector<RankSlowdown> rank_slowdowns_;  // shared machine: each worker's, as ranks sleep
+};
+
+}  // namespace gbasim
