@@ -187,17 +187,6 @@ msg=$("$gbasim" run --spec "$work/tiny.json" --set stragglers.trace.format=aliba
 grep -q "short.csv:2: expected 9 columns, found 7" <<<"$msg" || fail "a short usage row must name file and line: $msg"
 [ ! -e "$work/bad-usage.json" ] || fail "a failed usage replay must write nothing"
 
-# Every shipped spec runs, on a small budget, and learns.
-specs=$(cd "$(dirname "$0")/../examples" && pwd)
-for spec in "$specs"/*.json; do
-  "$gbasim" run --spec "$spec" --set data.train_samples=100000 --set data.test_samples=3000 --set training.local_batch=64 \
-    --set evaluation.test_samples=0 --set evaluation.interval_s=0.05 -q --out "$work/shipped.json" >/dev/null \
-    || fail "shipped spec $spec does not run"
-  auc=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['final_auc'])" "$work/shipped.json")
-  /usr/bin/python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > 0.6 else 1)" "$auc" \
-    || fail "shipped spec $spec reached only AUC $auc on a small budget"
-done
-
 # calibrate refuses a fit on no runs before measuring anything, and writes nothing.
 echo '{"training": {"workers": 2}}' >"$work/calib.json"
 msg=$("$gbasim" calibrate --spec "$work/calib.json" --fit-runs 0 --out "$work/calibrated.json" 2>&1); rc=$?
