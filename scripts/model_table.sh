@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Trains every model once on the default synthetic data set with the default budget
-# (one epoch, Adam 1e-3, batch 256) and prints the README's table of test AUCs.
+# (one epoch, Adam 1e-3, batch 256) and prints the table of test AUCs in docs/models.md.
 # Results: out/models/<model>.json. Usage: scripts/model_table.sh [extra gbasim train options]
 set -euo pipefail
 cd "$(dirname "$0")/.."

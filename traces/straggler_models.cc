@@ -13,7 +13,7 @@
 namespace gbasim {
 namespace {
 
-// Streams of their own, apart from the data and model streams of models/random.h.
+// Streams of their own, apart from the data and model streams (base/random.h, which seeds them).
 enum : uint64_t {
   kStreamPersistent = 101,
   kStreamTransient = 102,
