@@ -27,7 +27,9 @@ int main(int argc, char** argv) {
       "...)\n\n"
       "Trains for real over MPI with the update rules of the simulator: sync uses N ranks\n"
       "(MPI_Allreduce of dense gradients, MPI_Allgatherv of sparse rows); async, gba, ssp and\n"
-      "backup use N + 1 (rank 0 the parameter server). Stragglers from the spec's models and\n"
+      "backup use N + 1 (rank 0 the parameter server), and so does a run that switches modes\n"
+      "(training.switching: rank 0 holds the rule in force in every phase, and the model moves\n"
+      "between the workers and rank 0 at each switch). Stragglers from the spec's models and\n"
       "trace are injected as sleeps of (slowdown - 1) x the measured compute. Parameter\n"
       "snapshots are taken every evaluation.interval_s of wall time and evaluated after\n"
       "training. Writes the result JSON of gbasim run, in wall-clock seconds.\n\nOptions");
@@ -39,6 +41,9 @@ int main(int argc, char** argv) {
       "params-out", po::value(&options.params_out)->value_name("FILE"),
       "also write the final parameters (raw 32-bit floats: dense, then each table)")(
       "quiet,q", po::bool_switch(&options.quiet), "no progress lines")(
+      "rule-log", po::value(&options.rule_log)->value_name("FILE"),
+      "server modes and switching: write each admission granted and each gradient taken in "
+      "by the rule, a line each, in order (for tests that replay them)")(
       "fail-rank", po::value(&options.fail_rank)->value_name("R"),
       "fault injection for tests: rank R aborts ...")(
       "fail-step", po::value(&options.fail_step)->value_name("K"), "... at its step K")(
@@ -66,9 +71,8 @@ int main(int argc, char** argv) {
       throw gbasim::InputError(spec_path + ": " + gbasim::mode_name(spec.training.mode) + " with " +
                                std::to_string(spec.training.num_workers) + " workers needs " +
                                std::to_string(needed) + " ranks (" +
-                               (spec.training.mode == gbasim::Mode::kSync
-                                    ? "one per worker"
-                                    : "a server and one per worker") +
+                               (needed == spec.training.num_workers ? "one per worker"
+                                                                     : "a server and one per worker") +
                                "), not " + std::to_string(size));
     }
     if (out_path.empty()) out_path = "out/mpi-" + gbasim::mode_name(spec.training.mode) + ".json";

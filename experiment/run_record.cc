@@ -92,6 +92,27 @@ nlohmann::ordered_json RunRecord::result(const DriverSummary& driver, int64_t gl
   return doc;
 }
 
+nlohmann::ordered_json switching_json(const ExperimentSpec& spec,
+                                      const SwitchingController& controller,
+                                      const nlohmann::ordered_json& moves,
+                                      const nlohmann::ordered_json& status) {
+  nlohmann::ordered_json events = nlohmann::ordered_json::array();
+  for (const SwitchEvent& e : controller.events()) {
+    events.push_back({{"global_step", e.global_step},
+                      {"time", e.time},
+                      {"from", mode_name(e.from)},
+                      {"to", mode_name(e.to)},
+                      {"reason", e.reason},
+                      {"straggler_ratio", e.straggler_ratio}});
+  }
+  nlohmann::ordered_json doc = {{"initial_mode", mode_name(spec.training.mode)},
+                                {"final_mode", mode_name(controller.mode())},
+                                {"events", events},
+                                {"moves", moves}};
+  if (!status.is_null()) doc["status"] = status;
+  return doc;
+}
+
 nlohmann::ordered_json trace_json(const ExperimentSpec& spec, const ReplayedTrace& trace) {
   if (trace.pai) {
     return {{"path", spec.stragglers.trace_path},

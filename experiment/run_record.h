@@ -11,6 +11,7 @@
 
 #include "experiment/data.h"
 #include "experiment/spec.h"
+#include "strategies/switching.h"
 #include "strategies/update_rule.h"
 #include "traces/pai_trace.h"
 #include "traces/usage_trace.h"
@@ -80,6 +81,14 @@ class RunRecord {
   std::vector<CurvePoint> curve_;
   std::optional<double> time_to_auc_;
 };
+
+// The switching section of a result: the initial and final modes, the switches made, the
+// model moves (each {global_step, direction, start, end, bytes}), and, where the driver
+// records it, the mode and straggler ratio at each evaluation ([time, mode, ratio]).
+nlohmann::ordered_json switching_json(const ExperimentSpec& spec,
+                                      const SwitchingController& controller,
+                                      const nlohmann::ordered_json& moves,
+                                      const nlohmann::ordered_json& status = nullptr);
 
 // The trace section of a result: the file, which trace worker or machine each worker
 // replays, whether some is replayed twice; null without a trace.

@@ -19,13 +19,14 @@
 #include "models/optimizer.h"
 #include "experiment/run_record.h"
 #include "experiment/slowdown.h"
+#include "strategies/rule_in_force.h"
 #include "strategies/update_rule.h"
 
 namespace gbasim {
 namespace {
 
 constexpr int kToServer = 1, kToWorker = 2;
-enum MessageKind : int32_t { kAdmit = 1, kPush = 2, kGrant = 3, kStop = 4 };
+enum MessageKind : int32_t { kAdmit = 1, kPush = 2, kGrant = 3, kStop = 4, kSyncNow = 5 };
 
 // A flat message: values appended and read back in the same order.
 class Buffer {
@@ -227,10 +228,87 @@ void compute_step(Job& job, RankSlowdown& slow, int64_t step, const Batch& batch
   me.compute_s += compute;
 }
 
-// Sync: rank r is worker r. Each step every rank computes its batch's gradient, the dense
-// parts are summed (MPI_Allreduce), the sparse rows gathered (MPI_Allgatherv), and every
-// rank feeds the N gradients to its copy of the rule in worker order and applies the
-// update, so the parameters stay identical everywhere.
+// Every worker's gradient of one sync step, in worker order: the dense parts summed
+// (MPI_Allreduce, with `flag` summed alongside), the sparse rows gathered (MPI_Allgatherv).
+// The workers are the last `workers` ranks of MPI_COMM_WORLD; a rank before them (the server
+// of a switching job) contributes `mine` empty. Worker 0's gradient carries the dense sum and
+// the others a zero dense part, so that the rule's average is the average over workers.
+std::vector<Gradient> exchange_gradients(const Job& job, const Gradient& mine, int workers,
+                                         float& flag) {
+  const size_t tables = job.params.tables.size();
+  const int ranks = job.size, first = ranks - workers;
+  std::vector<float> dense(mine.dense.data(), mine.dense.data() + mine.dense.size());
+  dense.push_back(flag);
+  MPI_Allreduce(MPI_IN_PLACE, dense.data(), static_cast<int>(dense.size()), MPI_FLOAT, MPI_SUM,
+                MPI_COMM_WORLD);
+  flag = dense.back();
+  dense.pop_back();
+  // Every rank's rows of every table, in three collectives: the row counts per table, then
+  // all row ids, then all values, each rank's tables one after another.
+  std::vector<int> counts(tables), all_counts(tables * ranks);
+  std::vector<int32_t> my_rows;
+  std::vector<float> my_values;
+  for (size_t k = 0; k < tables; ++k) {
+    const SparseRows& rows = mine.tables[k];
+    counts[k] = static_cast<int>(rows.rows.size());
+    my_rows.insert(my_rows.end(), rows.rows.begin(), rows.rows.end());
+    my_values.insert(my_values.end(), rows.values.data(), rows.values.data() + rows.values.size());
+  }
+  MPI_Allgather(counts.data(), static_cast<int>(tables), MPI_INT, all_counts.data(),
+                static_cast<int>(tables), MPI_INT, MPI_COMM_WORLD);
+  std::vector<int> row_counts(ranks, 0), row_offsets(ranks, 0), value_counts(ranks, 0),
+      value_offsets(ranks, 0);
+  for (int r = 0, rows_total = 0, values_total = 0; r < ranks; ++r) {
+    for (size_t k = 0; k < tables; ++k) {
+      const int c_k = all_counts[r * tables + k];
+      row_counts[r] += c_k;
+      value_counts[r] += c_k * static_cast<int>(job.params.tables[k].cols());
+    }
+    row_offsets[r] = rows_total;
+    value_offsets[r] = values_total;
+    rows_total += row_counts[r];
+    values_total += value_counts[r];
+  }
+  std::vector<int32_t> all_rows(
+      static_cast<size_t>(row_offsets[ranks - 1] + row_counts[ranks - 1]));
+  std::vector<float> all_values(
+      static_cast<size_t>(value_offsets[ranks - 1] + value_counts[ranks - 1]));
+  MPI_Allgatherv(my_rows.data(), static_cast<int>(my_rows.size()), MPI_INT32_T, all_rows.data(),
+                 row_counts.data(), row_offsets.data(), MPI_INT32_T, MPI_COMM_WORLD);
+  MPI_Allgatherv(my_values.data(), static_cast<int>(my_values.size()), MPI_FLOAT,
+                 all_values.data(), value_counts.data(), value_offsets.data(), MPI_FLOAT,
+                 MPI_COMM_WORLD);
+  std::vector<Gradient> grads(static_cast<size_t>(workers));
+  for (int v = 0; v < workers; ++v) {
+    const int r = first + v;
+    Gradient& g = grads[v];
+    g.dense = v == 0 ? Eigen::Map<Eigen::VectorXf>(dense.data(),
+                                                   static_cast<Eigen::Index>(dense.size()))
+                           .eval()
+                     : Eigen::VectorXf::Zero(static_cast<Eigen::Index>(dense.size()));
+    g.samples = job.spec.training.local_batch;
+    size_t row = static_cast<size_t>(row_offsets[r]), value = static_cast<size_t>(value_offsets[r]);
+    for (size_t k = 0; k < tables; ++k) {
+      const int count = all_counts[r * tables + k];
+      const int dim = static_cast<int>(job.params.tables[k].cols());
+      SparseRows rows;
+      rows.rows.assign(all_rows.begin() + static_cast<ptrdiff_t>(row),
+                       all_rows.begin() + static_cast<ptrdiff_t>(row) + count);
+      rows.values = Eigen::Map<RowMatrixXf>(all_values.data() + value, count, dim);
+      g.tables.push_back(std::move(rows));
+      row += static_cast<size_t>(count);
+      value += static_cast<size_t>(count) * static_cast<size_t>(dim);
+    }
+  }
+  return grads;
+}
+
+// What rank 0 tells the ranks after each sync step of a switching job.
+enum SyncNext : int32_t { kNextStep = 0, kToServerModes = 1, kStopNow = 2 };
+
+// Sync without switching: rank r is worker r. Each step every rank computes its batch's
+// gradient, the gradients are exchanged, and every rank feeds the N gradients to its copy of
+// the rule in worker order and applies the update, so all hold the same parameters.
 RuleMetrics run_sync(Job& job, WorkerRecord& me, int64_t& applied) {
   const ExperimentSpec& spec = job.spec;
   const int n = job.size, w = job.rank;
@@ -238,7 +316,6 @@ RuleMetrics run_sync(Job& job, WorkerRecord& me, int64_t& applied) {
   Optimizer optimizer(spec.optimizer, job.params);
   ShardIterator shard(job.data.train, w, n, spec.seed);
   RankSlowdown slow(spec, job.trace, w);
-  const size_t tables = job.params.tables.size();
   Gradient grad;
   std::vector<int64_t> tokens(n);
   for (int64_t step = 0;; ++step) {
@@ -246,73 +323,12 @@ RuleMetrics run_sync(Job& job, WorkerRecord& me, int64_t& applied) {
     for (int v = 0; v < n; ++v) tokens[v] = rule->admit(v).token;
     const Batch batch = shard.next(spec.training.local_batch);
     compute_step(job, slow, step, batch, grad, me);
-
     const auto c = WallClock::now();
-    // The dense sum, with rank 0's out-of-time flag riding along.
-    std::vector<float> dense(grad.dense.data(), grad.dense.data() + grad.dense.size());
-    dense.push_back(w == 0 && job.out_of_time() ? 1.0f : 0.0f);
-    MPI_Allreduce(MPI_IN_PLACE, dense.data(), static_cast<int>(dense.size()), MPI_FLOAT, MPI_SUM,
-                  MPI_COMM_WORLD);
-    const bool out_of_time = dense.back() > 0.0f;
-    dense.pop_back();
-    // Every worker's rows of every table, in three collectives: the row counts per table,
-    // then all row ids, then all values, each rank's tables one after another.
-    std::vector<int> counts(tables), all_counts(tables * n);
-    std::vector<int32_t> my_rows;
-    std::vector<float> my_values;
-    for (size_t k = 0; k < tables; ++k) {
-      const SparseRows& mine = grad.tables[k];
-      counts[k] = static_cast<int>(mine.rows.size());
-      my_rows.insert(my_rows.end(), mine.rows.begin(), mine.rows.end());
-      my_values.insert(my_values.end(), mine.values.data(),
-                       mine.values.data() + mine.values.size());
-    }
-    MPI_Allgather(counts.data(), static_cast<int>(tables), MPI_INT, all_counts.data(),
-                  static_cast<int>(tables), MPI_INT, MPI_COMM_WORLD);
-    std::vector<int> row_counts(n, 0), row_offsets(n, 0), value_counts(n, 0), value_offsets(n, 0);
-    for (int v = 0, rows_total = 0, values_total = 0; v < n; ++v) {
-      for (size_t k = 0; k < tables; ++k) {
-        const int c_k = all_counts[v * tables + k];
-        row_counts[v] += c_k;
-        value_counts[v] += c_k * static_cast<int>(job.params.tables[k].cols());
-      }
-      row_offsets[v] = rows_total;
-      value_offsets[v] = values_total;
-      rows_total += row_counts[v];
-      values_total += value_counts[v];
-    }
-    std::vector<int32_t> all_rows(static_cast<size_t>(row_offsets[n - 1] + row_counts[n - 1]));
-    std::vector<float> all_values(static_cast<size_t>(value_offsets[n - 1] + value_counts[n - 1]));
-    MPI_Allgatherv(my_rows.data(), static_cast<int>(my_rows.size()), MPI_INT32_T, all_rows.data(),
-                   row_counts.data(), row_offsets.data(), MPI_INT32_T, MPI_COMM_WORLD);
-    MPI_Allgatherv(my_values.data(), static_cast<int>(my_values.size()), MPI_FLOAT,
-                   all_values.data(), value_counts.data(), value_offsets.data(), MPI_FLOAT,
-                   MPI_COMM_WORLD);
-    std::vector<std::vector<SparseRows>> rows(n, std::vector<SparseRows>(tables));
-    for (int v = 0; v < n; ++v) {
-      size_t r = static_cast<size_t>(row_offsets[v]), x = static_cast<size_t>(value_offsets[v]);
-      for (size_t k = 0; k < tables; ++k) {
-        const int count = all_counts[v * tables + k];
-        const int dim = static_cast<int>(job.params.tables[k].cols());
-        SparseRows& sr = rows[v][k];
-        sr.rows.assign(all_rows.begin() + static_cast<ptrdiff_t>(r),
-                       all_rows.begin() + static_cast<ptrdiff_t>(r) + count);
-        sr.values = Eigen::Map<RowMatrixXf>(all_values.data() + x, count, dim);
-        r += static_cast<size_t>(count);
-        x += static_cast<size_t>(count) * static_cast<size_t>(dim);
-      }
-    }
+    float out_of_time = w == 0 && job.out_of_time() ? 1.0f : 0.0f;  // rank 0's clock decides
+    std::vector<Gradient> grads = exchange_gradients(job, grad, n, out_of_time);
     me.comm_s += seconds_since(c);
-
     for (int v = 0; v < n; ++v) {
-      Gradient g;
-      g.dense = v == 0 ? Eigen::Map<Eigen::VectorXf>(dense.data(),
-                                                     static_cast<Eigen::Index>(dense.size()))
-                             .eval()
-                       : Eigen::VectorXf::Zero(static_cast<Eigen::Index>(dense.size()));
-      g.tables = std::move(rows[v]);
-      g.samples = batch.size();
-      if (auto update = rule->receive(v, tokens[v], std::move(g))) {
+      if (auto update = rule->receive(v, tokens[v], std::move(grads[v]))) {
         optimizer.apply(job.params, *update);
         if (w == 0) job.updated(*update);
         applied += update->samples;
@@ -321,7 +337,7 @@ RuleMetrics run_sync(Job& job, WorkerRecord& me, int64_t& applied) {
     ++me.steps;
     me.step_ends.push_back(job.elapsed());
     if (w == 0) job.maybe_snapshot(rule->global_step(), applied);
-    if (applied >= job.record.budget().max_samples() || out_of_time) break;
+    if (applied >= job.record.budget().max_samples() || out_of_time > 0.0f) break;
   }
   if (w == 0) job.maybe_snapshot(rule->global_step(), applied, true);
   return rule->metrics();
@@ -335,16 +351,39 @@ std::vector<std::vector<int32_t>> rows_needed(const Batch& batch, size_t tables)
   return rows;
 }
 
-// A server-mode worker (rank w + 1): draw the batch, ask for admission with its rows, get
-// the token and the parameters it needs, compute, push; until the server says stop.
-void run_ps_worker(Job& job, WorkerRecord& me) {
+// The model (and, towards the workers, the optimizer's state) as one message.
+void put_model(Buffer& b, Parameters& params, Optimizer* optimizer) {
+  b.put(params.dense.data(), static_cast<size_t>(params.dense.size()));
+  for (const auto& t : params.tables) b.put(t.data(), static_cast<size_t>(t.size()));
+  if (optimizer == nullptr) return;
+  b.put<int64_t>(optimizer->steps());
+  optimizer->for_each_state([&](float* data, size_t n) { b.put(data, n); });
+}
+
+void get_model(Buffer& b, Parameters& params, Optimizer* optimizer) {
+  b.get(params.dense.data(), static_cast<size_t>(params.dense.size()));
+  for (auto& t : params.tables) b.get(t.data(), static_cast<size_t>(t.size()));
+  if (optimizer == nullptr) return;
+  optimizer->set_steps(b.get<int64_t>());
+  optimizer->for_each_state([&](float* data, size_t n) { b.get(data, n); });
+}
+
+// A worker of the server modes (rank w + 1). Each step reads admit, pull, compute, push: the
+// batch's rows go with the request, the grant brings the token and those parameters. Returns
+// on the server's stop, or (a switching job) when the server says the run goes on in sync:
+// then `to_sync` holds the global step, the model and the optimizer's state have arrived, and
+// the batch drawn for the request is left in `carried` for the first sync step.
+struct WorkerPhase {
+  bool to_sync = false;
+  int64_t global_step = 0;
+};
+WorkerPhase run_ps_worker(Job& job, WorkerRecord& me, ShardIterator& shard, RankSlowdown& slow,
+                          Optimizer* optimizer, std::optional<Batch>& carried, int64_t& step) {
   const ExperimentSpec& spec = job.spec;
-  const int n = job.size - 1, w = job.rank - 1;
-  ShardIterator shard(job.data.train, w, n, spec.seed);
-  RankSlowdown slow(spec, job.trace, w);
   const size_t tables = job.params.tables.size();
   Gradient grad;
-  for (int64_t step = 0;; ++step) {
+  double last_compute = 0.0;  // of the step before, for the switching policy
+  for (;; ++step) {
     job.maybe_fail(step);
     const Batch batch = shard.next(spec.training.local_batch);
     const auto needed = rows_needed(batch, tables);
@@ -357,7 +396,15 @@ void run_ps_worker(Job& job, WorkerRecord& me) {
     }
     send(ask, 0, kToServer);
     Buffer answer = receive(0, kToWorker);
-    if (answer.get<int32_t>() == kStop) break;
+    const auto kind = answer.get<int32_t>();
+    if (kind == kStop) return {};
+    if (kind == kSyncNow) {
+      const auto global_step = answer.get<int64_t>();
+      get_model(answer, job.params, optimizer);
+      me.comm_s += seconds_since(c);
+      carried = batch;
+      return {true, global_step};
+    }
     const auto token = answer.get<int64_t>();
     answer.get(job.params.dense.data(), static_cast<size_t>(job.params.dense.size()));
     for (size_t k = 0; k < tables; ++k) {
@@ -367,12 +414,15 @@ void run_ps_worker(Job& job, WorkerRecord& me) {
     }
     me.comm_s += seconds_since(c);
 
+    const double compute_before = me.compute_s;
     compute_step(job, slow, step, batch, grad, me);
+    last_compute = me.compute_s - compute_before;
 
     c = WallClock::now();
     Buffer push;
     push.put<int32_t>(kPush);
     push.put<int64_t>(token);
+    push.put<double>(last_compute);
     push.put<int64_t>(grad.samples);
     push.put(grad.dense.data(), static_cast<size_t>(grad.dense.size()));
     for (const SparseRows& s : grad.tables) put_rows(push, s);
@@ -383,19 +433,46 @@ void run_ps_worker(Job& job, WorkerRecord& me) {
   }
 }
 
-// The parameter server (rank 0): the rule, the parameters and the optimizer. Requests and
-// pushes are handled one at a time in arrival order; a refused request waits in a queue and
-// is tried again after every update.
-RuleMetrics run_ps_server(Job& job, int64_t& applied, ServerRecord& record) {
-  const ExperimentSpec& spec = job.spec;
+// What rank 0 holds through a run: the rule in force, the optimizer, the samples applied,
+// and (a switching job) the model moves made and the log of the rule's calls.
+struct Holder {
+  Holder(const ExperimentSpec& spec, const Parameters& params, const std::string& log_path)
+      : rule(spec.training,
+             spec.switching.enabled() ? std::optional(switch_policy(spec.switching)) : std::nullopt),
+        optimizer(spec.optimizer, params) {
+    if (!log_path.empty()) {
+      log.open(log_path);
+      if (!log) throw InputError(log_path + ": cannot write the rule log");
+    }
+  }
+
+  RuleInForce rule;
+  Optimizer optimizer;
+  int64_t applied = 0;
+  nlohmann::ordered_json moves = nlohmann::ordered_json::array();
+  std::ofstream log;  // MpiOptions::rule_log: "admit WORKER TOKEN" and "receive WORKER TOKEN"
+
+  void admitted(int w, int64_t token) {
+    if (log) log << "admit " << w << ' ' << token << '\n';
+  }
+  std::optional<Gradient> receive(int w, int64_t token, Gradient g) {
+    if (log) log << "receive " << w << ' ' << token << '\n';
+    return rule.receive(w, token, std::move(g));
+  }
+};
+
+// The parameter server (rank 0): requests and pushes one at a time in arrival order; a
+// refused request waits in the rule's queue and is served again after every update. Returns
+// when every worker has been told to stop, or (a switching job) has been told that the run
+// goes on in sync, with the model and the optimizer's state.
+bool run_ps_server(Job& job, Holder& holder, ServerRecord& record) {
   const int n = job.size - 1;
-  auto rule = make_rule(spec.training);
-  Optimizer optimizer(spec.optimizer, job.params);
+  RuleInForce& rule = holder.rule;
   const size_t tables = job.params.tables.size();
   std::vector<std::vector<std::vector<int32_t>>> wanted(n);  // each waiting worker's rows
-  std::deque<int> waiting;
   bool stop = false;
-  int stopped = 0;
+  int stopped = 0, to_sync = 0;
+  double move_start = 0.0;
   auto grant = [&](int w, int64_t token) {
     Buffer b;
     b.put<int32_t>(kGrant);
@@ -411,22 +488,36 @@ RuleMetrics run_ps_server(Job& job, int64_t& applied, ServerRecord& record) {
     record.grant_s += seconds_since(sent);
     ++record.grants;
   };
-  auto tell_stop = [&](int w) {
+  // Stop, hand over to sync, grant, or leave waiting (false).
+  auto serve = [&](int w) {
     Buffer b;
-    b.put<int32_t>(kStop);
-    send(b, w + 1, kToWorker);
-    ++stopped;
+    if (stop) {
+      b.put<int32_t>(kStop);
+      send(b, w + 1, kToWorker);
+      ++stopped;
+      return true;
+    }
+    if (rule.mode() == Mode::kSync) {  // the switch is complete: the model moves to the worker
+      b.put<int32_t>(kSyncNow);
+      b.put<int64_t>(rule.global_step());
+      put_model(b, job.params, &holder.optimizer);
+      send(b, w + 1, kToWorker);
+      if (++to_sync == n) {
+        holder.moves.push_back({{"global_step", rule.global_step()},
+                                {"direction", "to_workers"},
+                                {"start", move_start},
+                                {"end", job.elapsed()},
+                                {"bytes", static_cast<double>(b.bytes().size()) * n}});
+      }
+      return true;
+    }
+    const Admission a = rule.admit(w);
+    if (!a.admitted) return false;
+    holder.admitted(w, a.token);
+    grant(w, a.token);
+    return true;
   };
-  // Stop, grant, or keep waiting (at the back of the queue).
-  auto admit_or_queue = [&](int w) {
-    if (stop) return tell_stop(w);
-    const Admission a = rule->admit(w);
-    if (a.admitted)
-      grant(w, a.token);
-    else
-      waiting.push_back(w);
-  };
-  while (stopped < n) {
+  while (stopped + to_sync < n) {
     int source = 0;
     auto t = WallClock::now();
     Buffer m = receive(MPI_ANY_SOURCE, kToServer, &source, &record.idle_s);
@@ -439,11 +530,12 @@ RuleMetrics run_ps_server(Job& job, int64_t& applied, ServerRecord& record) {
         wanted[w][k].resize(static_cast<size_t>(m.get<int64_t>()));
         m.get(wanted[w][k].data(), wanted[w][k].size());
       }
-      admit_or_queue(w);
+      if (!serve(w)) rule.queue_refused(w);
       continue;
     }
     // A push.
     const auto token = m.get<int64_t>();
+    const auto compute_s = m.get<double>();
     Gradient g;
     g.samples = m.get<int64_t>();
     g.dense.resize(job.params.dense.size());
@@ -451,28 +543,162 @@ RuleMetrics run_ps_server(Job& job, int64_t& applied, ServerRecord& record) {
     for (size_t k = 0; k < tables; ++k) g.tables.push_back(get_rows(m));
     ++record.pushes;
     t = WallClock::now();
-    if (auto update = rule->receive(w, token, std::move(g))) {
-      optimizer.apply(job.params, *update);
+    if (auto update = holder.receive(w, token, std::move(g))) {
+      holder.optimizer.apply(job.params, *update);
       job.updated(*update);
-      applied += update->samples;
-      stop = job.record.budget().spent(applied, job.elapsed());
-      job.maybe_snapshot(rule->global_step(), applied);
+      holder.applied += update->samples;
+      stop = job.record.budget().spent(holder.applied, job.elapsed());
+      job.maybe_snapshot(rule.global_step(), holder.applied);
     }
+    rule.observe_step(w, compute_s, job.elapsed());
+    if (rule.take_model_move()) move_start = job.elapsed();  // made as each worker asks
     record.update_s += seconds_since(t);
-    for (size_t i = waiting.size(); i-- > 0;) {  // each waiting worker once, in order
-      const int v = waiting.front();
-      waiting.pop_front();
-      admit_or_queue(v);
+    rule.serve_refused(serve);
+  }
+  return to_sync == n;
+}
+
+// One sync phase of a switching job on every rank: the workers (ranks 1..N) compute and
+// exchange their gradients, rank 0 takes part in the exchange with nothing of its own and
+// feeds the gradients to the rule in force; each worker applies them through a sync rule of
+// its own, which gives the same updates. After each step rank 0 says whether the next one
+// follows, the run goes on in a server mode (worker 0's model then moves to rank 0), or it
+// stops. Returns true for the server modes.
+bool run_sync_phase(Job& job, Holder* holder, WorkerRecord& me, ShardIterator* shard,
+                    RankSlowdown* slow, Optimizer* optimizer, std::optional<Batch>& carried,
+                    int64_t global_step, int64_t& step) {
+  const ExperimentSpec& spec = job.spec;
+  const int n = job.size - 1, w = job.rank - 1;
+  RuleConfig sync_config = spec.training;
+  sync_config.mode = Mode::kSync;
+  std::unique_ptr<UpdateRule> local;
+  if (holder == nullptr) {
+    local = make_rule(sync_config);
+    local->resume_at(global_step);
+  }
+  std::vector<int64_t> tokens(n);
+  Gradient grad;
+  std::vector<double> computes(job.rank == 0 ? n : 0);
+  for (;; ++step) {
+    for (int v = 0; v < n; ++v) {
+      if (holder != nullptr) {
+        tokens[v] = holder->rule.admit(v).token;
+        holder->admitted(v, tokens[v]);
+      } else {
+        tokens[v] = local->admit(v).token;
+      }
+    }
+    double compute_s = 0.0;
+    if (holder == nullptr) {
+      job.maybe_fail(step);
+      const Batch batch = carried ? *carried : shard->next(spec.training.local_batch);
+      carried.reset();
+      const double before = me.compute_s;
+      compute_step(job, *slow, step, batch, grad, me);
+      compute_s = me.compute_s - before;
+    } else {
+      grad = Gradient{};
+      grad.dense = Eigen::VectorXf::Zero(job.params.dense.size());
+      grad.tables.resize(job.params.tables.size());
+      for (size_t k = 0; k < grad.tables.size(); ++k)
+        grad.tables[k].values.resize(0, job.params.tables[k].cols());
+    }
+    const auto c = WallClock::now();
+    float unused = 0.0f;
+    std::vector<Gradient> grads = exchange_gradients(job, grad, n, unused);
+    MPI_Gather(&compute_s, 1, MPI_DOUBLE, computes.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    int32_t next = kNextStep;
+    if (holder != nullptr) {
+      for (int v = 0; v < n; ++v) {
+        if (auto update = holder->receive(v, tokens[v], std::move(grads[v]))) {
+          holder->optimizer.apply(job.params, *update);
+          job.updated(*update);
+          holder->applied += update->samples;
+        }
+      }
+      for (int v = 0; v < n; ++v) holder->rule.observe_step(v, computes[v], job.elapsed());
+      job.maybe_snapshot(holder->rule.global_step(), holder->applied);
+      if (job.record.budget().spent(holder->applied, job.elapsed()))
+        next = kStopNow;
+      else if (holder->rule.take_model_move())
+        next = kToServerModes;
+    } else {
+      for (int v = 0; v < n; ++v) {
+        if (auto update = local->receive(v, tokens[v], std::move(grads[v])))
+          optimizer->apply(job.params, *update);
+      }
+      ++me.steps;
+      me.step_ends.push_back(job.elapsed());
+    }
+    MPI_Bcast(&next, 1, MPI_INT32_T, 0, MPI_COMM_WORLD);
+    if (holder == nullptr) me.comm_s += seconds_since(c);
+    if (next == kStopNow) return false;
+    if (next == kToServerModes) {
+      // Worker 0 moves the model to the server, which holds the optimizer's state already.
+      const double start = job.elapsed();
+      Buffer model;
+      if (w == 0) {
+        put_model(model, job.params, nullptr);
+        send(model, 0, kToServer);
+      } else if (job.rank == 0) {
+        model = receive(1, kToServer);
+        get_model(model, job.params, nullptr);
+        holder->moves.push_back({{"global_step", holder->rule.global_step()},
+                                 {"direction", "to_parameter_servers"},
+                                 {"start", start},
+                                 {"end", job.elapsed()},
+                                 {"bytes", static_cast<double>(model.bytes().size())}});
+      }
+      ++step;
+      return true;
     }
   }
-  job.maybe_snapshot(rule->global_step(), applied, true);
-  return rule->metrics();
+}
+
+// A switching job (training.switching): rank 0 the server and the holder of the rule in
+// force through every phase, ranks 1..N the workers; sync phases exchange gradients between
+// all ranks, server phases talk to rank 0.
+RuleMetrics run_switching(Job& job, Holder* holder, WorkerRecord& me, ServerRecord& server) {
+  const ExperimentSpec& spec = job.spec;
+  const int n = job.size - 1, w = job.rank - 1;
+  std::optional<ShardIterator> shard;
+  std::optional<RankSlowdown> slow;
+  std::optional<Optimizer> optimizer;
+  if (job.rank != 0) {
+    shard.emplace(job.data.train, w, n, spec.seed);
+    slow.emplace(spec, job.trace, w);
+    if (spec.switching.enabled()) optimizer.emplace(spec.optimizer, job.params);
+  }
+  std::optional<Batch> carried;
+  bool sync = spec.training.mode == Mode::kSync;
+  int64_t global_step = 0, step = 0;
+  while (true) {
+    if (sync) {
+      if (!run_sync_phase(job, holder, me, shard ? &*shard : nullptr, slow ? &*slow : nullptr,
+                          optimizer ? &*optimizer : nullptr, carried, global_step, step))
+        break;
+      sync = false;
+    } else if (holder != nullptr) {
+      if (!run_ps_server(job, *holder, server)) break;
+      sync = true;
+    } else {
+      const WorkerPhase phase =
+          run_ps_worker(job, me, *shard, *slow, optimizer ? &*optimizer : nullptr, carried, step);
+      if (!phase.to_sync) break;
+      global_step = phase.global_step;
+      sync = true;
+    }
+  }
+  if (holder == nullptr) return {};
+  job.maybe_snapshot(holder->rule.global_step(), holder->applied, true);
+  return holder->rule.metrics();
 }
 
 }  // namespace
 
 int ranks_needed(const ExperimentSpec& spec) {
-  return spec.training.num_workers + (spec.training.mode == Mode::kSync ? 0 : 1);
+  const bool sync_only = spec.training.mode == Mode::kSync && !spec.switching.enabled();
+  return spec.training.num_workers + (sync_only ? 0 : 1);
 }
 
 void write_parameters(const std::string& path, const Eigen::VectorXf& dense,
@@ -494,20 +720,22 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
   Job job(spec, options);
   if (job.rank == 0 && spec.evaluation.test_samples > 0)
     job.data.test = first_rows(job.data.test, spec.evaluation.test_samples);
-  const bool sync = spec.training.mode == Mode::kSync;
+  // Sync without switching: every rank a worker. Otherwise rank 0 holds the rule in force.
+  const bool all_workers = ranks_needed(spec) == spec.training.num_workers;
   WorkerRecord me;
   ServerRecord server;
   int64_t applied = 0;
   RuleMetrics metrics;
+  std::optional<Holder> holder;
+  if (!all_workers && job.rank == 0) holder.emplace(spec, job.params, options.rule_log);
   MPI_Barrier(MPI_COMM_WORLD);
   job.start = WallClock::now();
   if (job.rank == 0) job.maybe_snapshot(0, 0, true);
-  if (sync) {
+  if (all_workers) {
     metrics = run_sync(job, me, applied);
-  } else if (job.rank == 0) {
-    metrics = run_ps_server(job, applied, server);
   } else {
-    run_ps_worker(job, me);
+    metrics = run_switching(job, holder ? &*holder : nullptr, me, server);
+    if (holder) applied = holder->applied;
   }
   const double run_time = job.elapsed();
 
@@ -556,7 +784,7 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
   driver.after_counts = {{"ranks", job.size}};
   nlohmann::ordered_json doc = job.record.result(driver, metrics.global_steps, applied, metrics);
   nlohmann::ordered_json workers = nlohmann::ordered_json::array();
-  for (int r = sync ? 0 : 1; r < job.size; ++r) {
+  for (int r = all_workers ? 0 : 1; r < job.size; ++r) {
     Buffer b;
     b.bytes().assign(all.begin() + offsets[r], all.begin() + offsets[r] + sizes[r]);
     const auto steps = b.get<int64_t>();
@@ -564,7 +792,7 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
                comm = b.get<double>();
     std::vector<double> ends(static_cast<size_t>(steps));
     b.get(ends.data(), ends.size());
-    workers.push_back({{"worker", sync ? r : r - 1},
+    workers.push_back({{"worker", all_workers ? r : r - 1},
                        {"rank", r},
                        {"host", std::string(hosts.data() + 256 * r)},
                        {"steps", steps},
@@ -575,7 +803,9 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
                        {"step_ends", ends}});
   }
   doc["workers"] = workers;
-  if (!sync) {
+  if (holder && holder->rule.switching())
+    doc["switching"] = switching_json(spec, *holder->rule.switching(), holder->moves);
+  if (!all_workers) {
     doc["server"] = {{"idle_s", server.idle_s},     {"receive_s", server.receive_s},
                      {"update_s", server.update_s}, {"grant_s", server.grant_s},
                      {"pushes", server.pushes},     {"grants", server.grants}};

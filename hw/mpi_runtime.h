@@ -15,12 +15,18 @@ namespace gbasim {
 struct MpiOptions {
   bool quiet = false;
   std::string params_out;  // rank 0 writes the final parameters here (raw floats)
+  // Rank 0 writes each call of the rule in force here, a line each, in order: "admit WORKER
+  // TOKEN" for an admission granted, "receive WORKER TOKEN" for a gradient taken in. A test
+  // replays them in one process. Server modes and switching jobs only.
+  std::string rule_log;
   // Fault injection for tests: this rank aborts at this step of its own.
   int fail_rank = -1;
   int64_t fail_step = -1;
 };
 
-// The ranks a spec needs: N for sync, N + 1 for the server modes.
+// The ranks a spec needs: N for sync, N + 1 for the server modes and for a run that switches
+// modes (training.switching: rank 0 is then the server in the server modes and holds the rule
+// in force through the sync phases too).
 int ranks_needed(const ExperimentSpec& spec);
 
 // Runs the job on MPI_COMM_WORLD (MPI initialised). Returns the result on rank 0, in the

@@ -38,6 +38,17 @@ class Optimizer {
   void apply(Parameters& params, const Gradient& grad);
 
   int64_t steps() const { return steps_; }
+  // The state, for moving it with the parameters between processes (a switch in gbasim-mpi):
+  // `f(data, count)` is called on each moment array in a fixed order; set_steps restores the
+  // step count of Adam's bias correction.
+  template <class F>
+  void for_each_state(F f) {
+    if (dense_m_.size()) f(dense_m_.data(), static_cast<size_t>(dense_m_.size()));
+    if (dense_v_.size()) f(dense_v_.data(), static_cast<size_t>(dense_v_.size()));
+    for (auto& t : table_m_) f(t.data(), static_cast<size_t>(t.size()));
+    for (auto& t : table_v_) f(t.data(), static_cast<size_t>(t.size()));
+  }
+  void set_steps(int64_t steps) { steps_ = steps; }
   const OptimizerConfig& config() const { return config_; }
 
  private:

@@ -129,22 +129,8 @@ nlohmann::ordered_json Simulation::result() const {
   }
   doc["workers"] = workers;
   if (auto trace = trace_json(spec_, training_.trace()); !trace.is_null()) doc["trace"] = trace;
-  if (const SwitchingController* s = rule.switching()) {
-    nlohmann::ordered_json events = nlohmann::ordered_json::array();
-    for (const SwitchEvent& e : s->events()) {
-      events.push_back({{"global_step", e.global_step},
-                        {"time", e.time},
-                        {"from", mode_name(e.from)},
-                        {"to", mode_name(e.to)},
-                        {"reason", e.reason},
-                        {"straggler_ratio", e.straggler_ratio}});
-    }
-    doc["switching"] = {{"initial_mode", mode_name(spec_.training.mode)},
-                        {"final_mode", mode_name(s->mode())},
-                        {"events", events},
-                        {"moves", training_.moves()},
-                        {"status", status_}};
-  }
+  if (const SwitchingController* s = rule.switching())
+    doc["switching"] = switching_json(spec_, *s, training_.moves(), status_);
   return doc;
 }
 

@@ -5,11 +5,13 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "models/model.h"
 #include "models/optimizer.h"
 #include "experiment/spec.h"
+#include "strategies/rule_in_force.h"
 #include "strategies/update_rule.h"
 
 namespace gbasim {
@@ -132,6 +134,99 @@ TEST_P(ServerMode, AucRisesOnThreeRanks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ServerMode, ::testing::Values("async", "gba", "ssp", "backup"));
+
+// A scheduled sync -> GBA -> sync switch on 3 real ranks (2 workers and the server): it
+// switches at the steps the simulator switches at on the same spec, and its parameters are
+// those of the rule in force driven in one process by the same calls (the log of every
+// admission granted and every gradient taken in), each gradient computed on the parameters of
+// its token.
+TEST(Mpi, ScheduledSwitchesFollowTheRuleInForceOnThreeRanks) {
+  const std::string spec_path = own_file("switching.json"), params = own_file("params.bin"),
+                    log = own_file("rules.txt"), out = own_file("result.json"),
+                    simulated = own_file("simulated.json");
+  std::ofstream(spec_path) << R"({"data": {"train_samples": 12000, "test_samples": 2000,
+                                           "max_cardinality": 2000},
+    "model": {"name": "fm", "embedding_dim": 4},
+    "training": {"workers": 2, "local_batch": 64, "mode": "sync",
+                 "switching": {"at_steps": [[10, "gba"], [30, "sync"]]}},
+    "stragglers": {"persistent_fraction": 0, "noise_cv": 0, "transient_rate_per_s": 0},
+    "evaluation": {"interval_s": 0.02}, "budget": {"max_samples": 6400}})";
+  const MpiRun run = mpirun(3, "--spec " + spec_path + " -q --out " + out + " --params-out " +
+                                   params + " --rule-log " + log);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::ifstream result_file(out);
+  const auto result = nlohmann::json::parse(result_file);
+
+  // The switches and the model moves are the simulator's.
+  const std::string command = std::string(GBASIM_EXE) + " run --spec " + spec_path + " -q --out " +
+                              simulated + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream simulated_file(simulated);
+  const auto sim = nlohmann::json::parse(simulated_file);
+  auto switches = [](const nlohmann::json& r) {
+    std::vector<std::string> list;
+    for (const auto& e : r["switching"]["events"])
+      list.push_back(std::to_string(e["global_step"].get<int64_t>()) + " " +
+                     e["from"].get<std::string>() + "->" + e["to"].get<std::string>());
+    for (const auto& m : r["switching"]["moves"])
+      list.push_back(std::to_string(m["global_step"].get<int64_t>()) + " " +
+                     m["direction"].get<std::string>());
+    return list;
+  };
+  EXPECT_EQ(switches(result), switches(sim));
+  EXPECT_EQ(switches(result),
+            (std::vector<std::string>{"10 sync->gba", "30 gba->sync", "10 to_parameter_servers",
+                                      "30 to_workers"}));
+  EXPECT_EQ(result["summary"]["global_steps"], sim["summary"]["global_steps"]);
+
+  // The same calls in one process.
+  const ExperimentSpec spec = load_spec(spec_path, {});
+  const LoadedData data = load_data(spec.data);
+  const Model model(spec.model, data.train.cardinalities, data.train.num_dense);
+  Parameters p = model.init_parameters(spec.seed);
+  Optimizer optimizer(spec.optimizer, p);
+  RuleInForce rule(spec.training, switch_policy(spec.switching));
+  std::vector<ShardIterator> shards;
+  for (int w = 0; w < 2; ++w) shards.emplace_back(data.train, w, 2, spec.seed);
+  std::map<int64_t, Parameters> versions{{0, p}};
+  std::ifstream calls(log);
+  std::string call;
+  int w = 0;
+  int64_t token = 0, received = 0, gba_gradients = 0;
+  while (calls >> call >> w >> token) {
+    if (call == "admit") {
+      const Admission a = rule.admit(w);
+      ASSERT_TRUE(a.admitted) << "admission " << w << " " << token;
+      ASSERT_EQ(a.token, token);
+      continue;
+    }
+    ASSERT_EQ(call, "receive");
+    ASSERT_TRUE(versions.count(token)) << "no parameters of version " << token;
+    Gradient g;
+    model.forward_backward(versions.at(token), shards[w].next(64), g);
+    ++received;
+    if (rule.mode() == Mode::kGBA) ++gba_gradients;
+    if (auto update = rule.receive(w, token, std::move(g))) {
+      optimizer.apply(p, *update);
+      versions[rule.global_step()] = p;
+    }
+  }
+  EXPECT_EQ(rule.global_step(), result["summary"]["global_steps"].get<int64_t>());
+  EXPECT_EQ(received, result["summary"]["gradients"]["received"].get<int64_t>());
+  EXPECT_GE(gba_gradients, 40);  // 20 GBA steps of two gradients each
+  std::vector<float> expected(p.dense.data(), p.dense.data() + p.dense.size());
+  for (const auto& t : p.tables) expected.insert(expected.end(), t.data(), t.data() + t.size());
+  const std::vector<float> got = read_floats(params);
+  ASSERT_EQ(got.size(), expected.size());
+  double worst = 0.0;
+  for (size_t i = 0; i < got.size(); ++i)
+    worst = std::max(worst, std::abs(double(got[i]) - expected[i]));
+  EXPECT_LT(worst, 1e-5);  // the order of MPI's dense sums differs: a few float roundings
+  const Parameters init = model.init_parameters(spec.seed);
+  double moved = 0.0;
+  for (Eigen::Index i = 0; i < init.dense.size(); ++i) moved += std::abs(init.dense[i] - p.dense[i]);
+  EXPECT_GT(moved, 1e-3);  // planted check: training did move the parameters
+}
 
 TEST(Mpi, ADyingRankEndsTheJobWithAnError) {
   const MpiRun run =
