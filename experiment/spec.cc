@@ -267,7 +267,7 @@ class Reader {
   std::string path(const char* key) const { return levels_.back().prefix + key; }
 
   [[noreturn]] void fail(const char* key, const std::string& what) const {
-    throw InputError(source_ + ": '" + path(key) + "' " + what);
+    throw InputError(source_, path(key), what);
   }
 
   const Json* lookup(const char* key) {
@@ -374,7 +374,7 @@ namespace {
 
 void check_semantics(const ExperimentSpec& s, const std::string& source) {
   auto fail = [&](const std::string& key, const std::string& what) {
-    throw InputError(source + ": '" + key + "' " + what);
+    throw InputError(source, key, what);
   };
   try {
     validate(s.data.synthetic);

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
+#include <string>
+
+#include "base/error.h"
 
 namespace gbasim {
 
@@ -39,11 +42,14 @@ Dataset first_rows(const Dataset& data, int64_t count) {
 
 std::pair<Dataset, Dataset> split_train_test(const Dataset& data, double test_fraction) {
   if (!(test_fraction > 0.0 && test_fraction < 1.0)) {
-    throw std::invalid_argument("split_train_test: test_fraction must lie in (0, 1)");
+    throw InputError("the test fraction must lie in (0, 1), not " + std::to_string(test_fraction));
   }
   const int64_t n = data.size();
   const int64_t test = std::max<int64_t>(1, std::llround(test_fraction * static_cast<double>(n)));
-  if (test >= n) throw std::invalid_argument("split_train_test: too few samples to split");
+  if (test >= n) {
+    throw InputError("the data set has " + std::to_string(n) +
+                     " samples: too few to split off a test set");
+  }
   return {copy_rows(data, 0, n - test), copy_rows(data, n - test, n)};
 }
 
@@ -74,7 +80,11 @@ ShardIterator::ShardIterator(const Dataset& data, int worker, int num_workers, u
     throw std::invalid_argument("ShardIterator: worker must lie in [0, num_workers)");
   }
   for (int64_t i = worker; i < data.size(); i += num_workers) order_.push_back(i);
-  if (order_.empty()) throw std::invalid_argument("ShardIterator: empty shard");
+  if (order_.empty()) {
+    throw InputError("worker " + std::to_string(worker) + " of " + std::to_string(num_workers) +
+                     " has no training samples (the training set has " +
+                     std::to_string(data.size()) + ")");
+  }
   reshuffle();
 }
 

@@ -38,14 +38,8 @@ void Workers::start_tenants() {
 void Workers::run(int w) {
   WorkerStats& me = training_.stats(w);
   for (int64_t step = 0;; ++step) {
-    Admission admission;
-    Mode mode;
-    if (!server_.admit(w, admission, mode)) break;
     const double compute_before = me.compute_s;
-    if (mode == Mode::kSync)
-      sync_step(w, step, admission);
-    else
-      server_step(w, step, admission);
+    if (!take_step(w, step)) break;
     ++me.steps;
     me.step_ends.push_back(sg4::Engine::get_clock());
     if (training_.rule().switching()) {
@@ -55,12 +49,20 @@ void Workers::run(int w) {
   }
 }
 
-// The gradient is computed at admission on the parameters of the token, since the pull
-// returns exactly those parameters.
-void Workers::server_step(int w, int64_t step, const Admission& admission) {
+// In a server mode the gradient is computed at admission on the parameters of the token, since
+// the pull returns exactly those parameters.
+bool Workers::take_step(int w, int64_t step) {
+  Admission admission;
+  Mode mode;
+  if (!server_.admit(w, admission, mode)) return false;
+  if (mode == Mode::kSync) {
+    sync_step(w, step, admission);
+    return true;
+  }
   Gradient grad = server_.pull(w, admission);
   spend_compute(w, step);
   server_.push(w, admission.token, std::move(grad));
+  return true;
 }
 
 // Compute, ring all-reduce of the dense gradient and ring all-gather of the sparse rows,

@@ -23,7 +23,9 @@ class Workers {
 
  private:
   void run(int w);
-  void server_step(int w, int64_t step, const Admission& admission);
+  // One step in the mode in force at its admission: admit, pull, compute, push; or, in
+  // sync, admit and sync_step. False when the run has stopped.
+  bool take_step(int w, int64_t step);
   void sync_step(int w, int64_t step, const Admission& admission);
   // Spends the simulated time of one local batch's compute on the worker's host: its flops
   // at the host's speed (under its speed profile), times the step's noise and replayed trace

@@ -26,7 +26,7 @@ nlohmann::ordered_json simulate(const ExperimentSpec& spec) {
 }
 
 // No stragglers, plain alpha-beta network timing, a small data set.
-ExperimentSpec quiet_cluster(Mode mode, int workers) {
+ExperimentSpec straggler_free_cluster(Mode mode, int workers) {
   ExperimentSpec s;
   s.data.synthetic.train_samples = 20'000;
   s.data.synthetic.test_samples = 1'000;
@@ -53,7 +53,7 @@ double sparse_bytes(const Batch& batch, const std::vector<int>& table_dims) {
   return bytes;
 }
 
-// The analytic timing of a sync step of two workers with local batch 64 on quiet_cluster
+// The analytic timing of a sync step of two workers with local batch 64 on straggler_free_cluster
 // (CM02): one batch's compute, and the ring's communication of step k (the dense all-reduce,
 // two passes of half the values, then the all-gather of the larger sparse block) over links
 // of nic_bandwidth x `bandwidth_factor`; two NICs a path.
@@ -89,7 +89,7 @@ struct TwoWorkerRing {
 };
 
 TEST(Simulation, SyncStepIsComputePlusRingAllReduce) {
-  ExperimentSpec s = quiet_cluster(Mode::kSync, 2);
+  ExperimentSpec s = straggler_free_cluster(Mode::kSync, 2);
   s.cost.update_flops_per_value = 0.0;
   s.budget.max_samples = 2 * 64 * 6;
   const auto result = simulate(s);
@@ -99,7 +99,7 @@ TEST(Simulation, SyncStepIsComputePlusRingAllReduce) {
 }
 
 TEST(Simulation, AsyncIsBoundedByTheParameterServerLink) {
-  ExperimentSpec s = quiet_cluster(Mode::kAsync, 4);
+  ExperimentSpec s = straggler_free_cluster(Mode::kAsync, 4);
   s.cluster.nic_bandwidth = 2e7;  // 20 MB/s: the server's link is the bottleneck
   s.budget.max_samples = 64 * 40;
   const auto result = simulate(s);
@@ -125,7 +125,7 @@ TEST(Simulation, AsyncIsBoundedByTheParameterServerLink) {
 }
 
 TEST(Simulation, PersistentStragglerComputesSlowerByItsFactor) {
-  ExperimentSpec s = quiet_cluster(Mode::kAsync, 4);
+  ExperimentSpec s = straggler_free_cluster(Mode::kAsync, 4);
   s.stragglers.persistent_fraction = 0.25;
   s.stragglers.persistent_slowdown = 3.0;
   s.budget.max_samples = 64 * 60;
@@ -145,7 +145,7 @@ TEST(Simulation, PersistentStragglerComputesSlowerByItsFactor) {
 }
 
 TEST(Simulation, TransientEpisodesSlowTheirWorkerDown) {
-  ExperimentSpec s = quiet_cluster(Mode::kAsync, 2);
+  ExperimentSpec s = straggler_free_cluster(Mode::kAsync, 2);
   s.stragglers.transient_rate_per_s = 50.0;
   s.stragglers.transient_mean_duration_s = 0.01;
   s.stragglers.transient_min_slowdown = 4.0;
@@ -166,7 +166,7 @@ TEST(Simulation, TransientEpisodesSlowTheirWorkerDown) {
 }
 
 TEST(Simulation, NetworkEpisodesSlowTheLinks) {
-  ExperimentSpec s = quiet_cluster(Mode::kAsync, 2);
+  ExperimentSpec s = straggler_free_cluster(Mode::kAsync, 2);
   s.cluster.nic_bandwidth = 2e7;
   s.stragglers.network_rate_per_s = 20.0;
   s.stragglers.network_mean_duration_s = 0.05;
@@ -188,7 +188,7 @@ TEST(Simulation, NetworkEpisodesSlowTheLinks) {
 }
 
 TEST(Simulation, ColocatedTenantSharesItsHost) {
-  ExperimentSpec s = quiet_cluster(Mode::kAsync, 2);
+  ExperimentSpec s = straggler_free_cluster(Mode::kAsync, 2);
   s.stragglers.colocated_fraction = 0.5;
   s.stragglers.colocated_duty = 0.5;
   s.stragglers.colocated_period_s = 1e-5;
@@ -214,7 +214,7 @@ TEST(Simulation, ReplayedTraceSetsEachWorkersStepTimes) {
   std::ofstream(path) << ",worker,gpu,time,batch_time_norm\n"
                          "0,0,25,1,100\n1,1,25,1,100\n2,2,25,1,300\n"
                          "3,0,25,11,100\n4,1,25,11,100\n5,2,25,11,200\n";
-  ExperimentSpec s = quiet_cluster(Mode::kAsync, 3);
+  ExperimentSpec s = straggler_free_cluster(Mode::kAsync, 3);
   s.stragglers.trace_format = "pai";
   s.stragglers.trace_path = path;
   s.budget.max_samples = 64 * 60;
@@ -241,7 +241,7 @@ TEST(Simulation, ReplayedTraceSetsEachWorkersStepTimes) {
 // the speed and half the bandwidth from the start, and a quarter of the speed from trace time
 // T on. Every step of sync's ring must take exactly what those factors say.
 TEST(Simulation, ReplayedUsageTraceSetsSpeedAndBandwidthOverTime) {
-  ExperimentSpec s = quiet_cluster(Mode::kSync, 2);
+  ExperimentSpec s = straggler_free_cluster(Mode::kSync, 2);
   s.cost.update_flops_per_value = 0.0;
   s.budget.max_samples = 2 * 64 * 6;
   const TwoWorkerRing ring(s, 6, 0.5);
@@ -281,7 +281,7 @@ TEST(Simulation, ReplayedUsageTraceSetsSpeedAndBandwidthOverTime) {
 // Scheduled sync -> GBA -> sync on a quiet cluster: the switches happen at the steps asked,
 // and each model move takes what moving the whole model over the links costs (CM02).
 TEST(Simulation, ScheduledSwitchesMoveTheModelAndKeepTraining) {
-  ExperimentSpec s = quiet_cluster(Mode::kSync, 3);
+  ExperimentSpec s = straggler_free_cluster(Mode::kSync, 3);
   s.switching.at_steps = {{3, "gba"}, {8, "sync"}};
   s.budget.max_samples = 64 * 3 * 12;
   s.evaluation.interval_s = 1e-4;
@@ -322,7 +322,7 @@ TEST(Simulation, ScheduledSwitchesMoveTheModelAndKeepTraining) {
 // Automatic switching: one worker three times slower makes the straggler ratio 3, above
 // to_gba_ratio, so the run goes to GBA after the first window of steps and stays there.
 TEST(Simulation, AutomaticSwitchingLeavesSyncUnderAStraggler) {
-  ExperimentSpec s = quiet_cluster(Mode::kSync, 4);
+  ExperimentSpec s = straggler_free_cluster(Mode::kSync, 4);
   s.cluster.worker_groups = {{3, s.cluster.worker_speed}, {1, s.cluster.worker_speed / 3}};
   s.switching.automatic = true;
   s.switching.window = 2;
@@ -341,7 +341,7 @@ TEST(Simulation, AutomaticSwitchingLeavesSyncUnderAStraggler) {
 // core, so each takes twice as long, and the slow one then sleeps (2 - 1) x that, as a real
 // rank would. A sync step is 4 c plus the ring.
 TEST(Simulation, RanksOnASharedMachineShareItsCoresAndSleepTheirSlowdown) {
-  ExperimentSpec s = quiet_cluster(Mode::kSync, 2);
+  ExperimentSpec s = straggler_free_cluster(Mode::kSync, 2);
   s.cost.update_flops_per_value = 0.0;
   s.cluster.shared_cores = 1;
   s.stragglers.persistent_fraction = 0.5;
@@ -361,7 +361,7 @@ class TimeSlice : public ::testing::TestWithParam<double> {};  // in computes; 0
 
 TEST_P(TimeSlice, CoresServeOneComputationAtATimeOrShare) {
   const double slices = GetParam();
-  ExperimentSpec s = quiet_cluster(Mode::kSync, 2);
+  ExperimentSpec s = straggler_free_cluster(Mode::kSync, 2);
   s.cost.update_flops_per_value = 0.0;
   s.cluster.shared_cores = 1;
   s.budget.max_samples = 2 * 64 * 4;
@@ -379,7 +379,7 @@ INSTANTIATE_TEST_SUITE_P(Computes, TimeSlice, ::testing::Values(0.0, 0.5, 2.0));
 
 // Async, two workers, a server that takes 1 s per push, compute and network next to nothing.
 ExperimentSpec saturated_server() {
-  ExperimentSpec s = quiet_cluster(Mode::kAsync, 2);
+  ExperimentSpec s = straggler_free_cluster(Mode::kAsync, 2);
   s.data.synthetic.train_samples = 64 * 40;
   s.cluster.nic_latency = 0.0;
   s.cluster.nic_bandwidth = 1e15;
@@ -413,7 +413,7 @@ TEST(Simulation, OneQueueServerTakesTheTokenWhenItServesTheRequest) {
 
 // 60k samples on 4 workers, one of them `slowdown` times slower, evaluated every 0.05 s.
 ExperimentSpec short_run(Mode mode, double slowdown) {
-  ExperimentSpec s = quiet_cluster(mode, 4);
+  ExperimentSpec s = straggler_free_cluster(mode, 4);
   s.data.synthetic.train_samples = 60'000;
   s.data.synthetic.test_samples = 5'000;
   s.stragglers.persistent_fraction = 0.25;
