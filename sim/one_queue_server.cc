@@ -125,26 +125,9 @@ class OneQueueServer : public Server {
       acks_[arrival->worker]->put_init(new int(0), kControlBytes)->detach([](void* p) {
         delete static_cast<int*>(p);
       });
-      double own = spec.cost.server_flops_per_push;
-      // Modes that sum several gradients into one update merge this one's rows into the sum.
-      if (spec.training.mode == Mode::kGBA || spec.training.mode == Mode::kBackupWorkers) {
-        own += spec.cost.merge_flops_per_value *
-               static_cast<double>(updated_values(arrival->gradient, training_.dense_values(),
-                                                  training_.table_dims()));
-      }
-      if (own > 0.0) cluster_.run_flops(own);
-      std::optional<Gradient> update;
-      {
-        std::unique_lock lock(*training_.mutex());
-        update = training_.receive(arrival->worker, arrival->token, std::move(arrival->gradient));
-        if (update) training_.apply_update(*update);
-      }
-      if (update) {
-        cluster_.run_flops(spec.cost.update_flops_per_value *
-                               static_cast<double>(updated_values(
-                                   *update, training_.dense_values(), training_.table_dims())),
-                           spec.cluster.ps_cores);
-      }
+      const std::optional<Gradient> update = take_in(
+          training_, cluster_, arrival->worker, arrival->token, std::move(arrival->gradient));
+      if (update) charge_update(training_, cluster_, *update);
       rule.serve_refused([this](int w) { return serve_request(w); });
     }
   }

@@ -30,6 +30,14 @@ class Server {
   virtual void start() = 0;
 };
 
+// What both models do with a push they take in: the server's own work (cost.server_flops_per_push,
+// and in modes that sum several gradients into one update the merge of its rows), then, under
+// the lock, the rule takes it; the update it completes is applied and returned.
+std::optional<Gradient> take_in(Training& training, const Cluster& cluster, int worker,
+                                int64_t token, Gradient gradient);
+// The shards' optimizer work for an applied update, in parallel on equal shares.
+void charge_update(const Training& training, const Cluster& cluster, const Gradient& update);
+
 std::unique_ptr<Server> make_sharded_server(Training& training, const Cluster& cluster);
 std::unique_ptr<Server> make_one_queue_server(Training& training, const Cluster& cluster);
 

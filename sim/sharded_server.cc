@@ -77,34 +77,13 @@ class ShardedServer : public Server {
   // token names the parameters a worker then computes on); the shards' optimizer work (in
   // parallel on equal shares) is then charged before the push is acknowledged.
   void serve() {
-    const ExperimentSpec& spec = training_.spec();
-    const int shards = static_cast<int>(cluster_.servers().size());
     while (true) {
       std::unique_ptr<Pushed> pushed = inbox_->get_unique<Pushed>();
-      double own = spec.cost.server_flops_per_push;
-      // Modes that sum several gradients into one update merge this one's rows into the sum.
-      const Mode mode = training_.rule().mode();
-      if (mode == Mode::kGBA || mode == Mode::kBackupWorkers) {
-        own += spec.cost.merge_flops_per_value *
-               static_cast<double>(updated_values(pushed->gradient, training_.dense_values(),
-                                                  training_.table_dims()));
-      }
-      if (own > 0.0) cluster_.run_flops(own);
-      std::optional<Gradient> update;
-      {
-        std::unique_lock lock(*training_.mutex());
-        update = training_.receive(pushed->worker, pushed->token, std::move(pushed->gradient));
-        if (update) training_.apply_update(*update);
-      }
+      const std::optional<Gradient> update = take_in(
+          training_, cluster_, pushed->worker, pushed->token, std::move(pushed->gradient));
       // The last gradient in flight of a switch back to sync.
       if (auto move = training_.take_owed_move()) training_.move_model(*move, cluster_);
-      if (update) {
-        const double flops = spec.cost.update_flops_per_value *
-                             static_cast<double>(updated_values(*update, training_.dense_values(),
-                                                                training_.table_dims())) /
-                             shards;
-        cluster_.run_flops(flops, spec.cluster.ps_cores);
-      }
+      if (update) charge_update(training_, cluster_, *update);
       acks_[pushed->worker]->put_init(new int(0), kControlBytes)->detach([](void* p) {
         delete static_cast<int*>(p);
       });

@@ -1,0 +1,33 @@
+#include "sim/server.h"
+
+#include "sim/messages.h"
+
+namespace gbasim {
+
+std::optional<Gradient> take_in(Training& training, const Cluster& cluster, int worker,
+                                int64_t token, Gradient gradient) {
+  const ExperimentSpec& spec = training.spec();
+  double own = spec.cost.server_flops_per_push;
+  const Mode mode = training.rule().mode();
+  if (mode == Mode::kGBA || mode == Mode::kBackupWorkers) {
+    own += spec.cost.merge_flops_per_value *
+           static_cast<double>(
+               updated_values(gradient, training.dense_values(), training.table_dims()));
+  }
+  if (own > 0.0) cluster.run_flops(own);
+  std::unique_lock lock(*training.mutex());
+  std::optional<Gradient> update = training.receive(worker, token, std::move(gradient));
+  if (update) training.apply_update(*update);
+  return update;
+}
+
+void charge_update(const Training& training, const Cluster& cluster, const Gradient& update) {
+  const ExperimentSpec& spec = training.spec();
+  const double flops =
+      spec.cost.update_flops_per_value *
+      static_cast<double>(updated_values(update, training.dense_values(), training.table_dims())) /
+      static_cast<double>(cluster.servers().size());
+  cluster.run_flops(flops, spec.cluster.ps_cores);
+}
+
+}  // namespace gbasim
