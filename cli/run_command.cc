@@ -56,7 +56,7 @@ int run_run(int argc, char** argv) {
   SimulationCost cost;
   const nlohmann::ordered_json result = run_simulation(
       spec,
-      [&](const CurvePoint& p) {
+      [&](const EvaluationPoint& p) {
         if (quiet) return;
         char line[200];
         std::snprintf(line, sizeof line,

@@ -53,7 +53,7 @@ ReplayedTrace load_trace(const ExperimentSpec& spec) {
 RunRecord::RunRecord(const ExperimentSpec& spec, const LoadedData& data)
     : spec_(spec), bayes_auc_(data.bayes_auc), budget_(spec.budget, data.train.size()) {}
 
-void RunRecord::add_point(const CurvePoint& point) {
+void RunRecord::add_point(const EvaluationPoint& point) {
   curve_.push_back(point);
   if (!time_to_auc_ && point.auc >= spec_.evaluation.target_auc) time_to_auc_ = point.time;
 }

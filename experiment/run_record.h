@@ -43,7 +43,7 @@ struct ReplayedTrace {
 // Throws InputError prefixed with 'stragglers.trace'.
 ReplayedTrace load_trace(const ExperimentSpec& spec);
 
-struct CurvePoint {
+struct EvaluationPoint {
   double time = 0.0;
   int64_t global_step = 0;
   int64_t samples = 0;
@@ -65,8 +65,8 @@ class RunRecord {
 
   const Budget& budget() const { return budget_; }
   // An evaluation; the first at or above evaluation.target_auc sets time-to-AUC.
-  void add_point(const CurvePoint& point);
-  const std::vector<CurvePoint>& curve() const { return curve_; }
+  void add_point(const EvaluationPoint& point);
+  const std::vector<EvaluationPoint>& curve() const { return curve_; }
   std::optional<double> time_to_auc() const { return time_to_auc_; }
 
   // The result: spec, summary, curve, staleness histogram; the caller adds workers and the
@@ -78,7 +78,7 @@ class RunRecord {
   const ExperimentSpec& spec_;
   std::optional<double> bayes_auc_;
   Budget budget_;
-  std::vector<CurvePoint> curve_;
+  std::vector<EvaluationPoint> curve_;
   std::optional<double> time_to_auc_;
 };
 

@@ -19,7 +19,7 @@ namespace {
 // then the result.
 class Simulation {
  public:
-  Simulation(const ExperimentSpec& spec, const std::function<void(const CurvePoint&)>& on_point,
+  Simulation(const ExperimentSpec& spec, const std::function<void(const EvaluationPoint&)>& on_point,
              SimulationCost& cost)
       : spec_(spec),
         on_point_(on_point),
@@ -38,7 +38,7 @@ class Simulation {
   nlohmann::ordered_json result() const;
 
   const ExperimentSpec& spec_;
-  std::function<void(const CurvePoint&)> on_point_;
+  std::function<void(const EvaluationPoint&)> on_point_;
   SimulationCost& cost_;
   Training training_;
   Cluster cluster_;
@@ -51,7 +51,7 @@ void Simulation::evaluate_now() {
   const auto start = WallClock::now();
   const Evaluation e = evaluate(training_.model(), training_.parameters(), training_.data().test);
   cost_.evaluation_s += seconds_since(start);
-  const CurvePoint point{sg4::Engine::get_clock(), training_.rule().global_step(),
+  const EvaluationPoint point{sg4::Engine::get_clock(), training_.rule().global_step(),
                          training_.applied_samples(), e.auc, e.logloss};
   if (const SwitchingController* s = training_.rule().switching())
     status_.push_back({point.time, mode_name(s->mode()), s->straggler_ratio()});
@@ -137,7 +137,7 @@ nlohmann::ordered_json Simulation::result() const {
 }  // namespace
 
 nlohmann::ordered_json run_simulation(const ExperimentSpec& spec,
-                                      const std::function<void(const CurvePoint&)>& on_point,
+                                      const std::function<void(const EvaluationPoint&)>& on_point,
                                       SimulationCost* cost) {
   if (spec.cluster.network_model == "CM02") {
     // Plain latency + size / bandwidth timing, as analytic checks expect.

@@ -23,7 +23,7 @@ struct SimulationCost {
 // Runs `spec` in the SimGrid engine the caller has created (one per process) and returns
 // the result document (docs/spec.md, "The result"). `on_point` sees each evaluation.
 nlohmann::ordered_json run_simulation(const ExperimentSpec& spec,
-                                      const std::function<void(const CurvePoint&)>& on_point = {},
+                                      const std::function<void(const EvaluationPoint&)>& on_point = {},
                                       SimulationCost* cost = nullptr);
 
 }  // namespace gbasim
