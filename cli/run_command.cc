@@ -77,6 +77,10 @@ int run_run(int argc, char** argv) {
   }
 
   const auto& s = result["summary"];
+  if (s["status"] != "completed") {
+    std::cerr << "gbasim run: the run ended with status \"" << s["status"].get<std::string>()
+              << "\": " << s["status_detail"].get<std::string>() << '\n';
+  }
   char time_to_auc[32] = "not reached";
   if (!s["time_to_auc"].is_null())
     std::snprintf(time_to_auc, sizeof time_to_auc, "%.3f s", s["time_to_auc"].get<double>());

@@ -94,6 +94,7 @@ int run_train(const std::vector<std::string>& args) {
 
   nlohmann::ordered_json doc;
   doc["command"] = "train";
+  doc["status"] = result.diverged ? "diverged" : "completed";
   doc["model"] = {{"name", model_name(model_config.kind)},
                   {"embedding_dim", model_config.embedding_dim},
                   {"mlp", model_config.mlp},
@@ -122,6 +123,12 @@ int run_train(const std::vector<std::string>& args) {
   }
   doc["curve"] = curve;
   write_json_atomically(out_path, doc);
+  if (result.diverged) {
+    std::cerr << "gbasim train: the model diverged at step " << result.steps
+              << " (a batch loss that is not a finite number); training stopped there, status "
+                 "\"diverged\" in "
+              << out_path << '\n';
+  }
   if (!quiet) {
     std::cerr << "gbasim train: final test AUC " << result.curve.back().test.auc << ", log-loss "
               << result.curve.back().test.logloss << " (" << elapsed() << " s); wrote " << out_path

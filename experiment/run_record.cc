@@ -58,6 +58,12 @@ void RunRecord::add_point(const EvaluationPoint& point) {
   if (!time_to_auc_ && point.auc >= spec_.evaluation.target_auc) time_to_auc_ = point.time;
 }
 
+void RunRecord::end(const std::string& status, const std::string& detail) {
+  if (status_ != "completed") return;  // the first reason stands
+  status_ = status;
+  status_detail_ = detail;
+}
+
 nlohmann::ordered_json RunRecord::result(const DriverSummary& driver, int64_t global_steps,
                                          int64_t samples, const RuleMetrics& metrics) const {
   using Json = nlohmann::ordered_json;
@@ -66,6 +72,8 @@ nlohmann::ordered_json RunRecord::result(const DriverSummary& driver, int64_t gl
   Json summary;
   summary["mode"] = mode_name(spec_.training.mode);
   summary["clock"] = driver.clock;
+  summary["status"] = status_;
+  if (!status_detail_.empty()) summary["status_detail"] = status_detail_;
   summary["target_auc"] = spec_.evaluation.target_auc;
   summary["time_to_auc"] = time_to_auc_ ? Json(*time_to_auc_) : Json();
   const bool scored = !curve_.empty();

@@ -68,6 +68,12 @@ class RunRecord {
   void add_point(const EvaluationPoint& point);
   const std::vector<EvaluationPoint>& curve() const { return curve_; }
   std::optional<double> time_to_auc() const { return time_to_auc_; }
+  // How the run ended: "completed" (its budget spent) unless a driver ends it otherwise:
+  // "diverged" (predictions that are not finite numbers), "stalled" or "time limit" (the
+  // watchdog, simulation.*). `detail` says what happened, for the result and the user.
+  void end(const std::string& status, const std::string& detail);
+  const std::string& status() const { return status_; }
+  const std::string& status_detail() const { return status_detail_; }
 
   // The result: spec, summary, curve, staleness histogram; the caller adds workers and the
   // rest. With no evaluation (timing-only runs) the AUC and log-loss are null.
@@ -80,6 +86,7 @@ class RunRecord {
   Budget budget_;
   std::vector<EvaluationPoint> curve_;
   std::optional<double> time_to_auc_;
+  std::string status_ = "completed", status_detail_;
 };
 
 // The switching section of a result: the initial and final modes, the switches made, the

@@ -1,6 +1,7 @@
 #include "experiment/spec.h"
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -152,7 +153,11 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("max_samples", s.budget.max_samples);
     v.field("max_time_s", s.budget.max_time_s);
   });
-  v.section("simulation", [&] { v.field("timing_only", s.simulation.timing_only); });
+  v.section("simulation", [&] {
+    v.field("timing_only", s.simulation.timing_only);
+    v.field("max_simulated_s", s.simulation.max_simulated_s);
+    v.field("stall_evaluations", s.simulation.stall_evaluations);
+  });
 }
 
 template <class T>
@@ -212,6 +217,17 @@ bool has_type(const Json& j) {
   }
 }
 
+// Whether every number in `j` (a value, or a list of them, nested) is finite: a JSON number
+// too large for a double reads as infinity.
+bool finite(const Json& j) {
+  if (j.is_number_float()) return std::isfinite(j.get<double>());
+  if (j.is_array()) {
+    for (const auto& e : j)
+      if (!finite(e)) return false;
+  }
+  return true;
+}
+
 // Reads values present in the document and rejects keys it does not know.
 class Reader {
  public:
@@ -222,6 +238,7 @@ class Reader {
     const Json* j = lookup(key);
     if (j == nullptr) return;
     if (!has_type<T>(*j)) fail(key, std::string("must be ") + type_name<T>());
+    if (!finite(*j)) fail(key, "must be a finite number (a value overflows a double)");
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       if (!j->is_number_unsigned() && std::is_unsigned_v<T>) fail(key, "must not be negative");
       const auto wide = j->get<int64_t>();
@@ -392,24 +409,34 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
     throw e.in_file(source);
   }
   const ClusterSpec& c = s.cluster;
-  if (c.ps_shards < 1) fail("cluster.ps_shards", "must be at least 1");
-  if (!(c.worker_speed > 0.0)) fail("cluster.worker_speed", "must be positive");
+  // Sane ranges: beyond them a value is a typo, and SimGrid's solver fails or never ends.
+  auto within = [&](const std::string& key, double value, double lo, double hi) {
+    if (!(value >= lo && value <= hi)) {
+      char range[96];
+      std::snprintf(range, sizeof range, "must lie in [%g, %g], not %g", lo, hi, value);
+      fail(key, range);
+    }
+  };
+  constexpr double kMinSpeed = 1e3, kMaxSpeed = 1e18;  // flop/s
+  if (c.ps_shards < 1 || c.ps_shards > 4096) fail("cluster.ps_shards", "must lie in [1, 4096]");
+  within("cluster.worker_speed", c.worker_speed, kMinSpeed, kMaxSpeed);
   if (!c.worker_groups.empty()) {
     double total = 0.0;
     for (const auto& g : c.worker_groups) {
       if (g[0] < 1.0 || g[0] != static_cast<double>(static_cast<int64_t>(g[0]))) {
         fail("cluster.worker_groups", "counts must be positive integers");
       }
-      if (!(g[1] > 0.0)) fail("cluster.worker_groups", "speeds must be positive");
+      within("cluster.worker_groups", g[1], kMinSpeed, kMaxSpeed);
       total += g[0];
     }
     if (total != s.training.num_workers)
       fail("cluster.worker_groups", "counts must add up to training.workers");
   }
-  if (!(c.ps_speed > 0.0)) fail("cluster.ps_speed", "must be positive");
-  if (c.ps_cores < 1) fail("cluster.ps_cores", "must be at least 1");
+  within("cluster.ps_speed", c.ps_speed, kMinSpeed, kMaxSpeed);
+  if (c.ps_cores < 1 || c.ps_cores > 4096) fail("cluster.ps_cores", "must lie in [1, 4096]");
   if (c.shared_cores < 0) fail("cluster.shared_cores", "must not be negative");
   if (!(c.time_slice_s >= 0.0)) fail("cluster.time_slice_s", "must not be negative");
+  within("cluster.time_slice_s", c.time_slice_s, 0.0, 1.0);
   if (c.time_slice_s > 0.0 && c.shared_cores == 0)
     fail("cluster.time_slice_s", "needs cluster.shared_cores");
   const bool one_queue = c.server_model == ServerModel::kOneQueue;
@@ -421,7 +448,9 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
   if (c.ps_service_seed > 0 && !one_queue)
     fail("cluster.ps_service_seed", "needs cluster.server_model \"one_queue\"");
   if (!(c.nic_bandwidth > 0.0)) fail("cluster.nic_bandwidth", "must be positive");
+  within("cluster.nic_bandwidth", c.nic_bandwidth, 1e3, 1e13);  // bytes/s
   if (c.nic_latency < 0.0) fail("cluster.nic_latency", "must not be negative");
+  within("cluster.nic_latency", c.nic_latency, 0.0, 1.0);  // seconds
   if (c.network_model != "LV08" && c.network_model != "CM02")
     fail("cluster.network_model", "must be LV08 or CM02");
   if (!(s.cost.flops_scale > 0.0)) fail("cost.flops_scale", "must be positive");
@@ -432,6 +461,7 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
   if (s.cost.merge_flops_per_value < 0.0)
     fail("cost.merge_flops_per_value", "must not be negative");
   if (!(s.evaluation.interval_s > 0.0)) fail("evaluation.interval_s", "must be positive");
+  within("evaluation.interval_s", s.evaluation.interval_s, 1e-6, 1e9);
   if (s.evaluation.test_samples < 0) fail("evaluation.test_samples", "must not be negative");
   if (s.budget.max_samples < 0) fail("budget.max_samples", "must not be negative");
   if (s.budget.max_time_s < 0.0) fail("budget.max_time_s", "must not be negative");
@@ -441,6 +471,10 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
   for (int w : s.model.bottom_mlp)
     if (w < 1) fail("model.bottom_mlp", "widths must be at least 1");
   if (!(s.optimizer.learning_rate > 0.0)) fail("optimizer.learning_rate", "must be positive");
+  if (!(s.simulation.max_simulated_s >= 0.0))
+    fail("simulation.max_simulated_s", "must not be negative");
+  if (s.simulation.stall_evaluations < 0)
+    fail("simulation.stall_evaluations", "must not be negative");
 }
 
 // Sets "a.b.c" to `text` in `doc`, creating objects on the way.
@@ -484,7 +518,7 @@ Json read_json(const std::string& path) {
   if (!in) throw InputError(path + ": cannot open");
   try {
     return Json::parse(in);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // a syntax error, or a number that overflows a double
     throw InputError(path + ": not valid JSON (" + e.what() + ")");
   }
 }

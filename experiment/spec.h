@@ -108,6 +108,12 @@ struct SimulationSpec {
   // Timing only: no gradient math, no optimizer, no evaluation; message sizes still come
   // from each batch's rows. For measuring how the simulator scales.
   bool timing_only = false;
+  // The watchdog: a run that reaches this simulated time ends with status "time limit"
+  // (0: no limit), and one whose global step has not moved in this many evaluations in a row
+  // ends with status "stalled" (0: never), so that a worker that never finishes its step (an
+  // infinite slowdown, a link of no bandwidth) ends the run rather than hanging it.
+  double max_simulated_s = 0.0;
+  int64_t stall_evaluations = 1000;
 };
 
 struct ExperimentSpec {

@@ -778,6 +778,11 @@ nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions&
     }
     const Evaluation e = evaluate(job.model, replayed, job.data.test);
     job.record.add_point({s.time, s.global_step, s.samples, e.auc, e.logloss});
+    if (e.diverged) {  // found after training, which went on to its budget
+      job.record.end("diverged", "the model's test predictions are not finite numbers at " +
+                                     std::to_string(s.time) + " s (global step " +
+                                     std::to_string(s.global_step) + ")");
+    }
   }
   DriverSummary driver{"wall", run_time};
   driver.before_counts = {{"snapshots", job.snapshots.size()}, {"snapshot_s", job.snapshot_s}};

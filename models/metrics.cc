@@ -11,6 +11,9 @@ namespace gbasim {
 
 double roc_auc(std::span<const float> scores, std::span<const float> labels) {
   if (scores.size() != labels.size()) throw std::invalid_argument("roc_auc: size mismatch");
+  // A NaN compares unequal to itself: it would end no group below (and break the sort's order).
+  for (float s : scores)
+    if (std::isnan(s)) return std::numeric_limits<double>::quiet_NaN();
   std::vector<uint32_t> order(scores.size());
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(),

@@ -1,6 +1,7 @@
 #include "models/model.h"
 
 #include <cmath>
+#include <limits>
 
 #include "base/error.h"
 #include "models/metrics.h"
@@ -224,6 +225,12 @@ Evaluation evaluate(const Model& model, const Parameters& params, const Dataset&
     const Batch batch = slice(data, begin, std::min(data.size(), begin + kChunk));
     model.forward(params, batch, chunk_logits);
     logits.insert(logits.end(), chunk_logits.begin(), chunk_logits.end());
+  }
+  for (float z : logits) {
+    if (!std::isfinite(z)) {
+      const double nan = std::numeric_limits<double>::quiet_NaN();
+      return {nan, nan, true};
+    }
   }
   probs.reserve(logits.size());
   for (float z : logits) probs.push_back(1.0f / (1.0f + std::exp(-z)));

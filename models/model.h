@@ -70,6 +70,7 @@ class Model {
 struct Evaluation {
   double auc = 0.0;
   double logloss = 0.0;
+  bool diverged = false;  // some prediction is not a finite number (AUC and log-loss NaN)
 };
 
 // Test AUC and log-loss of `params` on `data`, in chunks.

@@ -30,10 +30,12 @@ TrainResult train_single_process(const Model& model, Parameters& params, Optimiz
   int64_t loss_count = 0;
   for (int64_t step = 1; step <= steps; ++step) {
     const Batch batch = data.next(config.batch_size);
-    loss_sum += model.forward_backward(params, batch, grad);
+    const double loss = model.forward_backward(params, batch, grad);
+    loss_sum += loss;
     ++loss_count;
-    optimizer.apply(params, grad);
-    if (step % eval_every == 0 || step == steps) {
+    result.diverged = !std::isfinite(loss);
+    if (!result.diverged) optimizer.apply(params, grad);
+    if (step % eval_every == 0 || step == steps || result.diverged) {
       CurvePoint point{step, data.samples_read(), loss_sum / static_cast<double>(loss_count),
                        evaluate(model, params, test)};
       loss_sum = 0.0;
@@ -41,8 +43,9 @@ TrainResult train_single_process(const Model& model, Parameters& params, Optimiz
       result.curve.push_back(point);
       if (on_point) on_point(point);
     }
+    result.steps = step;
+    if (result.diverged) break;
   }
-  result.steps = steps;
   result.samples = data.samples_read();
   return result;
 }

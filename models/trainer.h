@@ -28,13 +28,14 @@ struct TrainResult {
   std::vector<CurvePoint> curve;  // the last point is the final evaluation
   int64_t steps = 0;
   int64_t samples = 0;
+  bool diverged = false;  // a batch loss was not a finite number: training stopped there
 };
 
 // Number of optimizer steps `config` makes over `train_size` samples.
 int64_t total_steps(const TrainConfig& config, int64_t train_size);
 
 // Trains `params` in place: forward, backward, update, with a test evaluation every
-// eval_every steps and at the end. `on_point` (optional) sees each point as it is made.
+// eval_every steps and at the end, or at the first batch loss that is not finite (diverged). `on_point` (optional) sees each point as it is made.
 TrainResult train_single_process(const Model& model, Parameters& params, Optimizer& optimizer,
                                  const Dataset& train, const Dataset& test,
                                  const TrainConfig& config,

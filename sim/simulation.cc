@@ -32,9 +32,13 @@ class Simulation {
   nlohmann::ordered_json run();
 
  private:
-  // Snapshots the parameters every evaluation.interval_s, at no simulated cost.
+  // Snapshots the parameters every evaluation.interval_s, at no simulated cost; ends the run
+  // when the model has diverged or, for simulation.stall_evaluations snapshots in a row,
+  // nothing has been applied.
   void evaluator();
-  void evaluate_now();
+  // Ends the run at simulation.max_simulated_s.
+  void watchdog();
+  Evaluation evaluate_now();
   nlohmann::ordered_json result() const;
 
   const ExperimentSpec& spec_;
@@ -47,7 +51,7 @@ class Simulation {
   nlohmann::ordered_json status_ = nlohmann::ordered_json::array();  // [time, mode, ratio]
 };
 
-void Simulation::evaluate_now() {
+Evaluation Simulation::evaluate_now() {
   const auto start = WallClock::now();
   const Evaluation e = evaluate(training_.model(), training_.parameters(), training_.data().test);
   cost_.evaluation_s += seconds_since(start);
@@ -56,14 +60,44 @@ void Simulation::evaluate_now() {
   if (const SwitchingController* s = training_.rule().switching())
     status_.push_back({point.time, mode_name(s->mode()), s->straggler_ratio()});
   training_.record().add_point(point);
+  if (e.diverged) {
+    training_.record().end("diverged", "the model's test predictions are not finite numbers at " +
+                                           std::to_string(point.time) + " s (global step " +
+                                           std::to_string(point.global_step) + ")");
+  }
   if (on_point_) on_point_(point);
+  return e;
 }
 
 void Simulation::evaluator() {
+  const int64_t stall = spec_.simulation.stall_evaluations;
+  int64_t last_step = training_.rule().global_step(), still = 0;
   while (true) {
     sg4::this_actor::sleep_for(spec_.evaluation.interval_s);
-    evaluate_now();
+    const Evaluation e = evaluate_now();
+    const double now = sg4::Engine::get_clock();
+    const int64_t step = training_.rule().global_step();
+    if (e.diverged) {
+      training_.end_run("diverged", "");  // the status is recorded already, with its detail
+      return;
+    }
+    still = step == last_step ? still + 1 : 0;
+    last_step = step;
+    if (stall > 0 && still >= stall) {
+      training_.end_run("stalled", "no update applied in " + std::to_string(stall) +
+                                       " evaluations in a row, up to " + std::to_string(now) +
+                                       " s (simulation.stall_evaluations): a worker or the "
+                                       "server never finishes, or evaluation.interval_s is "
+                                       "far shorter than a step");
+      return;
+    }
   }
+}
+
+void Simulation::watchdog() {
+  sg4::this_actor::sleep_for(spec_.simulation.max_simulated_s);
+  training_.end_run("time limit", "the simulated clock reached simulation.max_simulated_s = " +
+                                      std::to_string(spec_.simulation.max_simulated_s) + " s");
 }
 
 nlohmann::ordered_json Simulation::run() {
@@ -76,6 +110,8 @@ nlohmann::ordered_json Simulation::run() {
     sg4::Actor::create("evaluator", cluster_.servers()[0], [this] { evaluator(); })->daemonize();
     evaluate_now();
   }
+  if (spec_.simulation.max_simulated_s > 0.0)
+    sg4::Actor::create("watchdog", cluster_.servers()[0], [this] { watchdog(); })->daemonize();
   const auto start = WallClock::now();
   sg4::Engine::get_instance()->run();
   cost_.wall_s = seconds_since(start);
@@ -85,8 +121,9 @@ nlohmann::ordered_json Simulation::run() {
                        curve.back().global_step != training_.rule().global_step())) {
     evaluate_now();
   }
+  const bool completed = training_.record().status() == "completed";
   for (const WorkerStats& w : training_.stats()) {
-    if (allreduce && w.steps != training_.stats()[0].steps)
+    if (completed && allreduce && w.steps != training_.stats()[0].steps)
       throw std::logic_error("simulation: workers ended out of step");
   }
   return result();

@@ -88,6 +88,12 @@ void Training::apply_update(const Gradient& update) {
   updated_->notify_all();
 }
 
+void Training::end_run(const std::string& status, const std::string& detail) {
+  record_.end(status, detail);
+  stop_ = true;
+  sg4::Actor::kill_all();
+}
+
 std::optional<ModelMove> Training::take_owed_move() {
   std::optional<ModelMove> move;
   move.swap(owed_move_);

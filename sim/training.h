@@ -72,6 +72,9 @@ class Training {
   // runs); the budget is checked; waiting workers wake.
   void apply_update(const Gradient& update);
   std::optional<ModelMove> take_owed_move();
+  // Ends the run now, from an actor of its own (the evaluator, the watchdog): the status goes
+  // to the record, and every other actor is killed, wherever it waits.
+  void end_run(const std::string& status, const std::string& detail);
   // Moves the model between the all-reduce workers and the parameter servers (a switch),
   // then lets admissions go on.
   void move_model(const ModelMove& move, const Cluster& cluster);

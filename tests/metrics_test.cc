@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -56,6 +57,13 @@ TEST(RocAuc, HandCases) {
 
 TEST(RocAuc, OneClassIsNan) {
   EXPECT_TRUE(std::isnan(roc_auc(std::vector<float>{0.1f, 0.2f}, std::vector<float>{1, 1})));
+}
+
+// A diverged model's NaN scores end the computation (they once made it loop forever).
+TEST(RocAuc, NanScoresAreNan) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(roc_auc(std::vector<float>{0.1f, nan, 0.3f}, std::vector<float>{0, 1, 1})));
+  EXPECT_TRUE(std::isnan(roc_auc(std::vector<float>{nan, nan}, std::vector<float>{0, 1})));
 }
 
 TEST(LogLoss, HandCases) {

@@ -240,6 +240,20 @@ TEST(Mpi, ADyingRankEndsTheJobWithAnError) {
   EXPECT_NE(run.output.find("failing on purpose"), std::string::npos) << run.output;
 }
 
+// Every rank reads the trace (once) before training, so a bad one stops them all; the server
+// once waited forever for workers that had exited.
+TEST(Mpi, ABadTraceStopsEveryRankWithAnError) {
+  const MpiRun run = mpirun(3, "--spec " + spec_file() +
+                                   " --set training.workers=2 --set training.mode=gba "
+                                   "--set stragglers.trace.format=pai "
+                                   "--set stragglers.trace.path=/nonexistent/trace.csv -q --out " +
+                                   own_file("result.json"));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("'stragglers.trace': /nonexistent/trace.csv: cannot open"),
+            std::string::npos)
+      << run.output;
+}
+
 TEST(Mpi, TheWrongNumberOfRanksIsAClearError) {
   const MpiRun run = mpirun(
       2, "--spec " + spec_file() + " --set training.mode=gba -q --out " + own_file("result.json"));

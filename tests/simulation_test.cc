@@ -440,6 +440,40 @@ TEST(Simulation, RandomServiceOrderKeepsTheServerBusyAndShufflesStaleness) {
       << result["staleness_histogram"];
 }
 
+// Runs that cannot finish end with a status instead of hanging (a NaN model once made the AUC
+// loop forever; a worker that never finishes its step made the evaluator snapshot forever).
+TEST(Simulation, ADivergedModelEndsTheRunWithItsStatus) {
+  ExperimentSpec s = short_run(Mode::kGBA, 1.0);
+  s.optimizer.learning_rate = 1e30;
+  s.evaluation.interval_s = 0.01;
+  const auto result = simulate(s);
+  const auto& summary = result["summary"];
+  EXPECT_EQ(summary["status"], "diverged");
+  EXPECT_LT(summary["samples"].get<int64_t>(), 60'000) << "the run must stop at the divergence";
+  EXPECT_NE(summary["status_detail"].get<std::string>().find("not finite"), std::string::npos);
+}
+
+TEST(Simulation, AStalledRunEndsAfterItsEvaluationsWithoutProgress) {
+  ExperimentSpec s = short_run(Mode::kSync, 1.0);
+  s.cluster.worker_groups = {{3, s.cluster.worker_speed}, {1, 1e3}};  // a step of hours
+  s.evaluation.interval_s = 0.01;
+  s.simulation.stall_evaluations = 20;
+  const auto result = simulate(s);
+  EXPECT_EQ(result["summary"]["status"], "stalled");
+  EXPECT_EQ(result["summary"]["global_steps"], 0);
+  // Twenty evaluations without an update after the last one that saw the step move (none).
+  EXPECT_NEAR(result["summary"]["simulated_time"].get<double>(), 0.2, 1e-9);
+}
+
+TEST(Simulation, TheWatchdogEndsARunAtItsSimulatedTimeLimit) {
+  ExperimentSpec s = short_run(Mode::kAsync, 1.0);
+  s.simulation.max_simulated_s = 0.01;  // the whole run takes 0.038 s
+  const auto result = simulate(s);
+  EXPECT_EQ(result["summary"]["status"], "time limit");
+  EXPECT_DOUBLE_EQ(result["summary"]["simulated_time"].get<double>(), 0.01);
+  EXPECT_GT(result["summary"]["global_steps"].get<int64_t>(), 0);
+}
+
 class EveryMode : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(EveryMode, AShortRunLearns) {
@@ -451,6 +485,7 @@ TEST_P(EveryMode, AShortRunLearns) {
   const auto& summary = result["summary"];
   EXPECT_GT(summary["final_auc"].get<double>(), 0.6) << mode_name(GetParam());
   EXPECT_GE(summary["samples"].get<int64_t>(), 60'000);
+  EXPECT_EQ(summary["status"], "completed");
   EXPECT_GT(result["curve"].size(), 2u);
   EXPECT_EQ(result["curve"][0]["time"], 0.0);
 }

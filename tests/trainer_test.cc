@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 
 #include "models/synthetic.h"
@@ -36,6 +37,28 @@ TEST(Trainer, SameSeedsGiveTheSameParameters) {
   EXPECT_EQ(a.dense, b.dense);
   EXPECT_EQ(a.tables, b.tables);
   EXPECT_NE(a.dense, other.dense) << "another data order must give other parameters";
+}
+
+// A learning rate that blows the parameters up stops training at the first loss that is not
+// finite, with a final point whose AUC is NaN (once an endless loop in the AUC).
+TEST(Trainer, ADivergedModelStopsAtTheFirstNonFiniteLoss) {
+  SyntheticConfig c;
+  c.train_samples = 5'000;
+  c.test_samples = 1'000;
+  const SyntheticData data = generate_synthetic(c);
+  ModelConfig mc;
+  mc.kind = ModelKind::kLR;
+  const Model model(mc, data.train.cardinalities, data.train.num_dense);
+  Parameters params = model.init_parameters(1);
+  OptimizerConfig oc;
+  oc.learning_rate = 1e300;  // infinite as a float
+  Optimizer optimizer(oc, params);
+  const TrainResult r =
+      train_single_process(model, params, optimizer, data.train, data.test, TrainConfig{});
+  EXPECT_TRUE(r.diverged);
+  EXPECT_LT(r.steps, total_steps(TrainConfig{}, data.train.size()));
+  EXPECT_TRUE(r.curve.back().test.diverged);
+  EXPECT_TRUE(std::isnan(r.curve.back().test.auc));
 }
 
 TEST(Trainer, CurveHasAPointEveryEvalStepsAndAtTheEnd) {

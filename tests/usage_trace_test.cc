@@ -111,6 +111,10 @@ TEST(UsageTrace, MalformedRowsNameFileAndLine) {
   EXPECT_EQ(error_of("host,time\na,0\n", "generic"), ":1: no 'speed_factor' column in the header");
   EXPECT_EQ(error_of("host,time,speed_factor\na,0,1\n\na,1,0\n", "generic"),
             ":4: speed_factor must be a positive number, got '0'");
+  EXPECT_EQ(error_of("host,time,speed_factor\na,0,inf\n", "generic"),
+            ":2: speed_factor must be a positive number, got 'inf'");
+  EXPECT_EQ(error_of("m_1,1e400,10,90,3,1,5,5,5\n", "alibaba-v2018"),
+            ":1: the time stamp is not a number: '1e400'");
   EXPECT_EQ(error_of("", "alibaba-v2017"), ": no rows");
   EXPECT_THROW(read_usage_trace("/nonexistent/usage.csv", "generic", {}), InputError);
   EXPECT_THROW(read_usage_trace("/nonexistent/usage.csv", "bogus", {}), InputError);

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <charconv>
+#include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace gbasim::csv {
@@ -23,11 +25,15 @@ inline std::vector<std::string> split(const std::string& line) {
   }
 }
 
-// The whole text as a number; false for anything else (empty text included).
+// The whole text as a finite number; false for anything else (empty text, "inf", "nan", and
+// values beyond a double's range included).
 template <class T>
 bool parse_number(const std::string& text, T& out) {
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, out);
+  if constexpr (std::is_floating_point_v<T>) {
+    if (ec == std::errc() && !std::isfinite(out)) return false;
+  }
   return ec == std::errc() && ptr == end;
 }
 

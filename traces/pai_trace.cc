@@ -53,7 +53,7 @@ PaiTrace read_pai_trace(const std::string& path) {
       continue;
     }
     if (!csv::parse_number(text, value))
-      throw InputError(where + "batch_time_norm is not a number: '" + text + "'");
+      throw InputError(where + "batch_time_norm is not a finite number: '" + text + "'");
     if (!(value > 0.0)) {
       ++trace.invalid_samples;
       continue;
