@@ -10,6 +10,15 @@
 
 namespace gbasim {
 
+std::ifstream open_input(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(path + ": is a folder, not a " + what);
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open the " + what);
+  return in;
+}
+
 void write_text_atomically(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   const fs::path target(path);

@@ -1,9 +1,14 @@
-// Output files: written whole or not at all.
+// Files: opened to read with a clear error, written whole or not at all.
 #pragma once
 
+#include <fstream>
 #include <string>
 
 namespace gbasim {
+
+// Opens a file to read. Throws InputError naming it when it cannot be opened or is a folder
+// (which a stream would open, and then fail to read).
+std::ifstream open_input(const std::string& path, const std::string& what = "file");
 
 // Writes `text` to a temporary file beside `path`, then renames it into place, creating
 // missing parent folders. Throws InputError on failure, leaving any earlier file at `path`

@@ -12,7 +12,20 @@ namespace po = boost::program_options;
 
 bool parse_options(const std::vector<std::string>& args, const po::options_description& desc,
                    po::variables_map& vm) {
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
+  const po::parsed_options parsed = po::command_line_parser(args).options(desc).run();
+  for (const std::string& stray : po::collect_unrecognized(parsed.options, po::include_positional))
+    throw InputError("unexpected argument '" + stray + "' (options start with --)");
+  // Boost reads "-1" for an unsigned option as 2^64 - 1.
+  for (const po::option& o : parsed.options) {
+    const po::option_description* d = desc.find_nothrow(o.string_key, false);
+    if (d == nullptr || !dynamic_cast<const po::typed_value<uint64_t>*>(d->semantic().get()))
+      continue;
+    for (const std::string& text : o.value) {
+      if (!text.empty() && text[0] == '-')
+        throw InputError("--" + o.string_key + " must not be negative, got '" + text + "'");
+    }
+  }
+  po::store(parsed, vm);
   if (vm.count("help")) {
     std::cout << desc << '\n';
     return false;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/error.h"
+#include "base/files.h"
 
 namespace gbasim {
 namespace {
@@ -33,8 +34,7 @@ std::string set_text(const nlohmann::json& v) {
 }  // namespace
 
 SweepSpec load_sweep(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open the sweep file");
+  std::ifstream in = open_input(path, "sweep file");
   Json doc = Json::parse(in, nullptr, false);
   if (doc.is_discarded()) throw InputError(path + ": not valid JSON");
   if (!doc.is_object()) throw InputError(path + ": the sweep must be a JSON object");

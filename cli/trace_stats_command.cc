@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "base/error.h"
+#include "base/files.h"
 #include "cli/commands.h"
 #include "experiment/result.h"
 #include "traces/pai_trace.h"
@@ -19,8 +20,7 @@ namespace {
 
 // "pai" or "generic" from a header line; "" when the file has neither header.
 std::string detect_format(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open");
+  std::ifstream in = open_input(path, "trace");
   std::string header;
   std::getline(in, header);
   if (header.find("batch_time_norm") != std::string::npos) return "pai";

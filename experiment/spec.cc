@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "base/error.h"
+#include "base/files.h"
 
 namespace gbasim {
 namespace {
@@ -462,6 +463,7 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
     fail("cost.merge_flops_per_value", "must not be negative");
   if (!(s.evaluation.interval_s > 0.0)) fail("evaluation.interval_s", "must be positive");
   within("evaluation.interval_s", s.evaluation.interval_s, 1e-6, 1e9);
+  within("evaluation.target_auc", s.evaluation.target_auc, 0.0, 1.0);
   if (s.evaluation.test_samples < 0) fail("evaluation.test_samples", "must not be negative");
   if (s.budget.max_samples < 0) fail("budget.max_samples", "must not be negative");
   if (s.budget.max_time_s < 0.0) fail("budget.max_time_s", "must not be negative");
@@ -514,8 +516,7 @@ ExperimentSpec parse_spec(const Json& doc, const std::string& source) {
 namespace {
 
 Json read_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open");
+  std::ifstream in = open_input(path, "spec or platform file");
   try {
     return Json::parse(in);
   } catch (const Json::exception& e) {  // a syntax error, or a number that overflows a double
@@ -545,6 +546,7 @@ void merge_platform(Json& doc, const std::string& spec_path) {
 
 ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>& overrides) {
   Json doc = read_json(path);
+  if (!doc.is_object()) throw InputError(path + ": the spec must be a JSON object");
   for (const auto& o : overrides) apply_override(doc, o);
   merge_platform(doc, path);
   return parse_spec(doc, path);

@@ -168,7 +168,8 @@ Calibration calibrate(const CalibrationRequest& request) {
     std::vector<std::string> straggler_free = overrides;
     for (const char* o : {"stragglers.persistent_fraction=0", "stragglers.noise_cv=0",
                           "stragglers.transient_rate_per_s=0", "stragglers.network_rate_per_s=0",
-                          "stragglers.colocated_fraction=0", "stragglers.trace.format="})
+                          "stragglers.colocated_fraction=0", "stragglers.trace.format=",
+                          "stragglers.trace.path="})
       straggler_free.emplace_back(o);
     auto sets = [&](const std::vector<std::string>& extra) {
       std::string text;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/files.h"
 
 namespace gbasim {
 namespace {
@@ -117,8 +118,7 @@ CriteoFile parse_criteo(std::istream& in, const std::string& name, const CriteoO
 }
 
 CriteoFile read_criteo(const std::string& path, const CriteoOptions& options) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open");
+  std::ifstream in = open_input(path, "data file");
   return parse_criteo(in, path, options);
 }
 

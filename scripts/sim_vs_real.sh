@@ -50,7 +50,7 @@ bash scripts/build.sh
 mkdir -p "$out/runs"
 free=(--set stragglers.persistent_fraction=0 --set stragglers.noise_cv=0
   --set stragglers.transient_rate_per_s=0 --set stragglers.network_rate_per_s=0
-  --set stragglers.colocated_fraction=0 --set stragglers.trace.format=)
+  --set stragglers.colocated_fraction=0 --set stragglers.trace.format= --set stragglers.trace.path=)
 real() {  # NAME MODE [--set ...]: one real run into runs/NAME.json
   local name=$1 mode=$2 ranks=4
   shift 2

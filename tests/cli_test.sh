@@ -94,6 +94,8 @@ check_spec_error '{"cluster": {"nic_bandwidth": 1e400}}' "bad.json: not valid JS
 check_spec_error '{"cluster": {"ps_shards": 100000}}' "'cluster.ps_shards' must lie in [1, 4096]"
 check_spec_error '{"evaluation": {"interval_s": 1e-9}}' "'evaluation.interval_s' must lie in [1e-06, 1e+09]"
 check_spec_error '{"simulation": {"max_simulated_s": -1}}' "'simulation.max_simulated_s' must not be negative"
+check_spec_error '{"evaluation": {"target_auc": 3}}' "'evaluation.target_auc' must lie in [0, 1], not 3"
+check_spec_error '{"stragglers": {"trace": {"path": "x.csv"}}}' "'stragglers.trace.format' must say what kind of trace"
 check_spec_error '{"cluster": {"time_slice_s": 0.004}}' "'cluster.time_slice_s' needs cluster.shared_cores"
 check_spec_error '{"cluster": {"ps_service_seed": 3}}' "'cluster.ps_service_seed' needs cluster.server_model \"one_queue\""
 check_spec_error '{"cluster": {"time_slice_s": -1, "shared_cores": 2}}' "'cluster.time_slice_s' must not be negative"
@@ -101,6 +103,22 @@ check_spec_error '{"training": {"gba": {"gamma": 2}}}' "'training.gba.gamma' mus
 check_spec_error '{"training": ' "bad.json: not valid JSON"
 msg=$("$gbasim" run --spec "$work/tiny.json" --set training.workers=x -q --out "$work/bad-out.json" 2>&1)
 grep -qF "'training.workers' must be an integer" <<<"$msg" || fail "--set with a bad value: $msg"
+
+# Arguments that are not what they seem: each an error that says so, and nothing written.
+check_arguments_error() {  # expected message, then the command's arguments
+  local expected=$1; shift
+  msg=$("$gbasim" "$@" 2>&1); rc=$?
+  [ $rc -eq 2 ] || fail "'$*' must exit 2 (got $rc): $msg"
+  grep -qF -- "$expected" <<<"$msg" || fail "'$*': expected '$expected', got: $msg"
+}
+mkdir -p "$work/a-folder"
+check_arguments_error "a-folder: is a folder, not a spec or platform file" run --spec "$work/a-folder" -q --out "$work/never.json"
+echo '[1, 2]' >"$work/list.json"
+check_arguments_error "list.json: the spec must be a JSON object" run --spec "$work/list.json" --set training.workers=2 -q --out "$work/never.json"
+check_arguments_error "unexpected argument 'stray'" run --spec "$work/tiny.json" stray -q --out "$work/never.json"
+check_arguments_error "--seed must not be negative, got '-1'" train --seed -1 "${small[@]}" --out "$work/never.json"
+check_arguments_error "--data-seed must not be negative" data --data-seed -5
+[ ! -e "$work/never.json" ] || fail "a refused command wrote a result"
 
 # A cluster file under the spec's own cluster keys.
 mkdir -p "$work/platforms" "$work/specs"

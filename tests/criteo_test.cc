@@ -99,7 +99,7 @@ TEST(Criteo, MissingFileIsAnError) {
     read_criteo("/nonexistent/train.txt", {});
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "/nonexistent/train.txt: cannot open");
+    EXPECT_STREQ(e.what(), "/nonexistent/train.txt: cannot open the data file");
   }
 }
 

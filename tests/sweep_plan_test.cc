@@ -58,13 +58,13 @@ TEST_F(SweepFiles, PlansTheFirstAxisSlowestAndSeedsFastest) {
 TEST_F(SweepFiles, ListValuesNameReadablyAndStringsStayStrings) {
   const SweepSpec sweep = load_sweep(write(R"({"base": "plan_base.json",
       "axes": {"training.switching.at_steps": [[], [[20, "gba"]]],
-               "stragglers.trace.path": ["true"]}})"));
+               "data.criteo_path": ["true"]}})"));
   const std::vector<SweepPoint> points = plan_sweep(sweep);
   ASSERT_EQ(points.size(), 2u);
-  EXPECT_EQ(points[0].name, "at_steps-none_path-true");
-  EXPECT_EQ(points[1].name, "at_steps-20-gba_path-true");
+  EXPECT_EQ(points[0].name, "at_steps-none_criteo_path-true");
+  EXPECT_EQ(points[1].name, "at_steps-20-gba_criteo_path-true");
   EXPECT_EQ(points[1].spec.switching.at_steps.at(0).second, "gba");
-  EXPECT_EQ(points[1].spec.stragglers.trace_path, "true");  // not the JSON value true
+  EXPECT_EQ(points[1].spec.data.criteo_path, "true");  // not the JSON value true
   EXPECT_EQ(name_part(nlohmann::json("a/b c")), "a-b-c");
   EXPECT_EQ(name_part(nlohmann::json(0.25)), "0.25");
 }

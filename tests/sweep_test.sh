@@ -63,16 +63,15 @@ PY
 
 # A point that fails at run time is recorded; the other runs.
 cat >"$work/failing.json" <<'JSON'
-{"base": "base.json", "set": {"stragglers.trace.path": "no-such-trace.csv"},
- "axes": {"stragglers.trace.format": ["", "pai"]}}
+{"base": "base.json", "axes": {"data.criteo_path": ["", "no-such-data.tsv"]}}
 JSON
 out=$("$gbasim" sweep --spec "$work/failing.json" --out "$work/failing" 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "a sweep with a failed point must exit 1 (got $rc): $out"
 /usr/bin/python3 - "$work/failing/summary.csv" <<'PY' || fail "the failed point is not recorded: $(cat "$work/failing/summary.csv")"
 import csv, sys
-rows = {r["stragglers.trace.format"]: r for r in csv.DictReader(open(sys.argv[1]))}
+rows = {r["data.criteo_path"]: r for r in csv.DictReader(open(sys.argv[1]))}
 assert rows[""]["status"] == "done", rows
-assert rows["pai"]["status"] == "failed" and "no-such-trace.csv" in rows["pai"]["error"], rows
+assert rows["no-such-data.tsv"]["status"] == "failed" and "no-such-data.tsv" in rows["no-such-data.tsv"]["error"], rows
 PY
 
 # Bad sweeps stop before anything runs.

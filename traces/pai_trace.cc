@@ -5,14 +5,14 @@
 #include <fstream>
 #include <map>
 
+#include "base/files.h"
 #include "base/stats.h"
 #include "traces/csv.h"
 #include "traces/trace_mapping.h"
 
 namespace gbasim {
 PaiTrace read_pai_trace(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open");
+  std::ifstream in = open_input(path, "trace");
   std::string line;
   if (!std::getline(in, line)) throw InputError(path + ": empty file (a header is expected)");
   if (!line.empty() && line.back() == '\r') line.pop_back();

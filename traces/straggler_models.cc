@@ -63,6 +63,8 @@ void validate(const StragglerConfig& c) {
   require(f.empty() || f == "pai" || f == "alibaba-v2018" || f == "alibaba-v2017" || f == "generic",
           "trace.format", "must be empty, pai, alibaba-v2018, alibaba-v2017 or generic");
   require(f.empty() || !c.trace_path.empty(), "trace.path", "must name a file");
+  require(!f.empty() || c.trace_path.empty(), "trace.format",
+          "must say what kind of trace trace.path is (pai, alibaba-v2018, alibaba-v2017, generic)");
   require(
       c.trace_mapping == "in_order" || c.trace_mapping == "random" || c.trace_mapping == "explicit",
       "trace.mapping", "must be in_order, random or explicit");

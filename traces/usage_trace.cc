@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "base/files.h"
 #include "traces/csv.h"
 #include "traces/pai_trace.h"
 #include "traces/trace_mapping.h"
@@ -56,8 +57,7 @@ Layout for_each_row(const std::string& path, const std::string& format,
                     const std::function<void(const std::vector<std::string>&, const std::string&,
                                              const Layout&)>& row) {
   Layout layout = layout_of(format);
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open");
+  std::ifstream in = open_input(path, "trace");
   std::string line;
   int64_t number = 0;
   if (layout.header) {
