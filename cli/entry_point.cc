@@ -1,6 +1,7 @@
 #include "cli/entry_point.h"
 
 #include <boost/program_options/errors.hpp>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,8 @@ int run_guarded(const std::string& who, const std::function<int()>& body, bool p
   } catch (const boost::program_options::error& e) {
     return report(std::string("error: ") + e.what() + "\n(see '" + who + " --help')", 2);
   } catch (const nlohmann::json::exception& e) {
+    return report(std::string("error: ") + e.what(), 2);
+  } catch (const std::filesystem::filesystem_error& e) {  // a path of the user's: it names it
     return report(std::string("error: ") + e.what(), 2);
   } catch (const std::exception& e) {
     return report(std::string("internal error (a defect of gbasim, please report it): ") + e.what(),

@@ -8,7 +8,7 @@
 namespace gbasim {
 
 // Runs `body` and returns its exit code. An exception never escapes: an input error (ours, a
-// command line's, or malformed JSON) prints "<who>: error: <message>" and returns 2; anything
+// command line's, malformed JSON, or a file-system error on a path given) prints "<who>: error: <message>" and returns 2; anything
 // else is a defect of gbasim, reported as an internal error with exit code 70. `print` false
 // keeps the message back (MPI ranks other than 0).
 int run_guarded(const std::string& who, const std::function<int()>& body, bool print = true);

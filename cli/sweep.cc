@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "base/error.h"
@@ -97,6 +98,36 @@ std::string name_part(const nlohmann::json& value) {
   return text;
 }
 
+namespace {
+
+// FNV-1a: a hash of the point's overrides that is the same on every machine and run.
+std::string hash_of(const std::vector<std::string>& texts) {
+  uint64_t h = 14695981039346656037ULL;
+  for (const std::string& t : texts) {
+    for (unsigned char c : t + '\n') h = (h ^ c) * 1099511628211ULL;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+// Names that two values share once made file-name safe ("a b" and "a-b"), or that are too long
+// for a file name, get a hash of the point's overrides, so that no two points write one file.
+void make_names_safe(std::vector<SweepPoint>& points) {
+  constexpr size_t kMaxName = 200, kReadable = 160;  // file names may have 255 bytes
+  std::map<std::string, int> uses;
+  for (const auto& p : points) ++uses[p.name];
+  std::set<std::string> names;
+  for (auto& p : points) {
+    if (uses[p.name] > 1 || p.name.size() > kMaxName)
+      p.name = p.name.substr(0, kReadable) + "~" + hash_of(p.overrides);
+    if (!names.insert(p.name).second)
+      throw InputError("sweep: two points would be named '" + p.name + "'");
+  }
+}
+
+}  // namespace
+
 std::vector<SweepPoint> plan_sweep(const SweepSpec& sweep) {
   std::vector<std::optional<uint64_t>> seeds;
   for (uint64_t s : sweep.seeds) seeds.emplace_back(s);
@@ -151,6 +182,7 @@ std::vector<SweepPoint> plan_sweep(const SweepSpec& sweep) {
     }
     points.push_back(std::move(p));
   }
+  make_names_safe(points);
   return points;
 }
 

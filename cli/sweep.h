@@ -26,7 +26,9 @@ struct SweepSpec {
 };
 
 struct SweepPoint {
-  std::string name;                    // file-name safe, unique in the sweep
+  // File-name safe and unique in the sweep: the axes' values, and a hash of the point's
+  // overrides where two values would name alike or the name would be too long.
+  std::string name;
   std::vector<nlohmann::json> values;  // one per axis
   std::optional<uint64_t> seed;
   std::vector<std::string> overrides;  // fixed, then axes, then seed

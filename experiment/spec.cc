@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/text.h"
 
 namespace gbasim {
 namespace {
@@ -229,6 +230,17 @@ bool finite(const Json& j) {
   return true;
 }
 
+// Whether every string in `j` (a value, or a list of them, nested) is valid UTF-8, as the result
+// that echoes it must be.
+bool utf8(const Json& j) {
+  if (j.is_string()) return valid_utf8(j.get_ref<const std::string&>());
+  if (j.is_array()) {
+    for (const auto& e : j)
+      if (!utf8(e)) return false;
+  }
+  return true;
+}
+
 // Reads values present in the document and rejects keys it does not know.
 class Reader {
  public:
@@ -240,6 +252,7 @@ class Reader {
     if (j == nullptr) return;
     if (!has_type<T>(*j)) fail(key, std::string("must be ") + type_name<T>());
     if (!finite(*j)) fail(key, "must be a finite number (a value overflows a double)");
+    if (!utf8(*j)) fail(key, "is not valid UTF-8 text");
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       if (!j->is_number_unsigned() && std::is_unsigned_v<T>) fail(key, "must not be negative");
       const auto wide = j->get<int64_t>();

@@ -33,8 +33,9 @@ struct Terms {
   std::vector<float> linear, dense, interaction, mlp;
 };
 
+// `key` is the spec's ("data." + key; the command-line option is --key with '-' for '_').
 void require(bool ok, const std::string& key, const std::string& what) {
-  if (!ok) throw InputError("synthetic data: '" + key + "' " + what);
+  if (!ok) throw InputError("", "data." + key, what);
 }
 
 Teacher make_teacher(const SyntheticConfig& c, const std::vector<int64_t>& cards, Rng& rng) {
@@ -232,8 +233,8 @@ double calibrate_bias(const std::vector<double>& z, double mean) {
 void validate(const SyntheticConfig& c) {
   require(c.train_samples > 0, "train_samples", "must be positive");
   require(c.test_samples > 0, "test_samples", "must be positive");
-  require(c.num_fields > 0, "num_fields", "must be positive");
-  require(c.num_dense >= 0, "num_dense", "must not be negative");
+  require(c.num_fields > 0, "fields", "must be positive");
+  require(c.num_dense >= 0, "dense", "must not be negative");
   require(c.min_cardinality >= 1, "min_cardinality", "must be at least 1");
   require(c.max_cardinality >= c.min_cardinality && c.max_cardinality < (int64_t{1} << 31),
           "max_cardinality", "must lie in [min_cardinality, 2^31)");

@@ -25,7 +25,7 @@ grep -q "unknown model 'resnet'" <<<"$msg" || fail "unknown model message: $msg"
 msg=$("$gbasim" train --mlp 128,x "${small[@]}" --out "$work/x.json" 2>&1)
 grep -q -- "--mlp must be a comma-separated list" <<<"$msg" || fail "bad --mlp message: $msg"
 msg=$("$gbasim" train --ctr 2 "${small[@]}" --out "$work/x.json" 2>&1)
-grep -q "'target_ctr'" <<<"$msg" || fail "bad --ctr message: $msg"
+grep -q "'data.target_ctr'" <<<"$msg" || fail "bad --ctr message: $msg"
 [ ! -e "$work/x.json" ] || fail "a failed run must write nothing"
 
 # A malformed Criteo file: the error names file and line; an earlier result survives.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <cstdio>
 #include <fstream>
 
@@ -53,6 +55,25 @@ TEST_F(SweepFiles, PlansTheFirstAxisSlowestAndSeedsFastest) {
   EXPECT_EQ(points[0].overrides, (std::vector<std::string>{
                                      "training.local_batch=32", "stragglers.trace.mapping=in_order",
                                      "training.mode=sync", "training.gba.iota=1", "seed=5"}));
+}
+
+// Two values that name alike once file-name safe once overwrote each other's result.
+TEST_F(SweepFiles, PointNamesNeverCollideAndStayShort) {
+  const std::string long_value(300, 'x');
+  const SweepSpec sweep = load_sweep(write(R"({"base": "plan_base.json",
+      "axes": {"data.criteo_path": ["a b", "a-b", "c", ")" + long_value + R"("]}})"));
+  const std::vector<SweepPoint> points = plan_sweep(sweep);
+  ASSERT_EQ(points.size(), 4u);
+  std::set<std::string> names;
+  for (const auto& p : points) {
+    names.insert(p.name);
+    EXPECT_LE(p.name.size(), 200u) << p.name;
+  }
+  EXPECT_EQ(names.size(), 4u);
+  EXPECT_EQ(points[2].name, "criteo_path-c");  // a name of its own stays readable
+  EXPECT_NE(points[0].name, points[1].name);
+  EXPECT_EQ(points[0].name.rfind("criteo_path-a-b~", 0), 0u) << points[0].name;
+  EXPECT_EQ(plan_sweep(sweep)[0].name, points[0].name);  // the same on every plan (resumable)
 }
 
 TEST_F(SweepFiles, ListValuesNameReadablyAndStringsStayStrings) {

@@ -88,6 +88,12 @@ for f in convergence-time convergence-samples severity staleness; do
   done
 done
 
+# An output folder that is a file is an error naming it (it was an internal error).
+touch "$work/a-file"
+msg=$("$gbasim" sweep --spec "$work/sweep.json" --out "$work/a-file" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "a sweep into a file must exit 2 (got $rc): $msg"
+grep -qF "$work/a-file" <<<"$msg" || fail "the error must name the output folder: $msg"
+
 if [ $failures -gt 0 ]; then
   echo "$failures check(s) failed"
   exit 1

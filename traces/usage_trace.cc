@@ -8,6 +8,7 @@
 #include <set>
 
 #include "base/files.h"
+#include "base/text.h"
 #include "traces/csv.h"
 #include "traces/pai_trace.h"
 #include "traces/trace_mapping.h"
@@ -78,6 +79,8 @@ Layout for_each_row(const std::string& path, const std::string& format,
     }
     if (cells[static_cast<size_t>(layout.machine)].empty())
       throw InputError(where + "the machine id is empty");
+    if (!valid_utf8(cells[static_cast<size_t>(layout.machine)]))
+      throw InputError(where + "the machine id is not valid UTF-8");
     row(cells, where, layout);
   }
   return layout;
