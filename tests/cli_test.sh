@@ -118,6 +118,8 @@ check_arguments_error "list.json: the spec must be a JSON object" run --spec "$w
 check_arguments_error "unexpected argument 'stray'" run --spec "$work/tiny.json" stray -q --out "$work/never.json"
 check_arguments_error "--seed must not be negative, got '-1'" train --seed -1 "${small[@]}" --out "$work/never.json"
 check_arguments_error "--data-seed must not be negative" data --data-seed -5
+check_arguments_error "SimGrid refused its arguments (--cfg=, --log=): Bad config key: nonsense" run --spec "$work/tiny.json" --cfg=nonsense:1 -q --out "$work/never.json"
+check_arguments_error "'nonsense' is not a SimGrid log setting" run --spec "$work/tiny.json" --log=nonsense -q --out "$work/never.json"
 [ ! -e "$work/never.json" ] || fail "a refused command wrote a result"
 
 # A cluster file under the spec's own cluster keys.
