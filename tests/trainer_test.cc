@@ -11,22 +11,26 @@ namespace gbasim {
 namespace {
 
 TrainResult train(ModelKind kind, const SyntheticData& data, const TrainConfig& config,
-                  Parameters* out = nullptr) {
+                  Parameters* out = nullptr, const OptimizerConfig& oc = {}) {
   ModelConfig mc;
   mc.kind = kind;
   const Model model(mc, data.train.cardinalities, data.train.num_dense);
   Parameters params = model.init_parameters(1);
-  Optimizer optimizer(OptimizerConfig{}, params);
+  Optimizer optimizer(oc, params);
   TrainResult r = train_single_process(model, params, optimizer, data.train, data.test, config);
   if (out != nullptr) *out = std::move(params);
   return r;
 }
 
-TEST(Trainer, SameSeedsGiveTheSameParameters) {
+SyntheticData small_data() {
   SyntheticConfig c;
   c.train_samples = 5'000;
   c.test_samples = 1'000;
-  const SyntheticData data = generate_synthetic(c);
+  return generate_synthetic(c);
+}
+
+TEST(Trainer, SameSeedsGiveTheSameParameters) {
+  const SyntheticData data = small_data();
   TrainConfig config;
   config.epochs = 2.0;
   Parameters a, b, other;
@@ -42,19 +46,10 @@ TEST(Trainer, SameSeedsGiveTheSameParameters) {
 // A learning rate that blows the parameters up stops training at the first loss that is not
 // finite, with a final point whose AUC is NaN (once an endless loop in the AUC).
 TEST(Trainer, ADivergedModelStopsAtTheFirstNonFiniteLoss) {
-  SyntheticConfig c;
-  c.train_samples = 5'000;
-  c.test_samples = 1'000;
-  const SyntheticData data = generate_synthetic(c);
-  ModelConfig mc;
-  mc.kind = ModelKind::kLR;
-  const Model model(mc, data.train.cardinalities, data.train.num_dense);
-  Parameters params = model.init_parameters(1);
+  const SyntheticData data = small_data();
   OptimizerConfig oc;
   oc.learning_rate = 1e300;  // infinite as a float
-  Optimizer optimizer(oc, params);
-  const TrainResult r =
-      train_single_process(model, params, optimizer, data.train, data.test, TrainConfig{});
+  const TrainResult r = train(ModelKind::kLR, data, TrainConfig{}, nullptr, oc);
   EXPECT_TRUE(r.diverged);
   EXPECT_LT(r.steps, total_steps(TrainConfig{}, data.train.size()));
   EXPECT_TRUE(r.curve.back().test.diverged);
