@@ -368,21 +368,22 @@ void get_model(Buffer& b, Parameters& params, Optimizer* optimizer) {
   optimizer->for_each_state([&](float* data, size_t n) { b.get(data, n); });
 }
 
-// A worker of the server modes (rank w + 1). Each step reads admit, pull, compute, push: the
-// batch's rows go with the request, the grant brings the token and those parameters. Returns
-// on the server's stop, or (a switching job) when the server says the run goes on in sync:
-// then `to_sync` holds the global step, the model and the optimizer's state have arrived, and
-// the batch drawn for the request is left in `carried` for the first sync step.
+// How a worker's server phase ended: stopped, or (a switching job) on to sync at this step.
 struct WorkerPhase {
   bool to_sync = false;
   int64_t global_step = 0;
 };
+
+// A worker of the server modes (rank w + 1). Each step reads admit, pull, compute, push: the
+// batch's rows go with the request, the grant brings the token and those parameters. Returns
+// on the server's stop, or (a switching job) when the server says the run goes on in sync:
+// the model and the optimizer's state have arrived then, and the batch drawn for the request
+// is left in `carried` for the first sync step.
 WorkerPhase run_ps_worker(Job& job, WorkerRecord& me, ShardIterator& shard, RankSlowdown& slow,
                           Optimizer* optimizer, std::optional<Batch>& carried, int64_t& step) {
   const ExperimentSpec& spec = job.spec;
   const size_t tables = job.params.tables.size();
   Gradient grad;
-  double last_compute = 0.0;  // of the step before, for the switching policy
   for (;; ++step) {
     job.maybe_fail(step);
     const Batch batch = shard.next(spec.training.local_batch);
@@ -416,13 +417,12 @@ WorkerPhase run_ps_worker(Job& job, WorkerRecord& me, ShardIterator& shard, Rank
 
     const double compute_before = me.compute_s;
     compute_step(job, slow, step, batch, grad, me);
-    last_compute = me.compute_s - compute_before;
 
     c = WallClock::now();
     Buffer push;
     push.put<int32_t>(kPush);
     push.put<int64_t>(token);
-    push.put<double>(last_compute);
+    push.put<double>(me.compute_s - compute_before);  // this step's work, for switching
     push.put<int64_t>(grad.samples);
     push.put(grad.dense.data(), static_cast<size_t>(grad.dense.size()));
     for (const SparseRows& s : grad.tables) put_rows(push, s);
