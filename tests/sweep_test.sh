@@ -33,7 +33,7 @@ kill -KILL -- -"$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 done_before=$(ls "$work"/points/*.json 2>/dev/null | wc -l)
 [ "$done_before" -ge 1 ] && [ "$done_before" -lt 4 ] || fail "the kill should leave 1 to 3 finished points, found $done_before"
-declare -A stamp
+declare -A stamp first_seen
 for f in "$work"/points/*.json; do stamp[$f]=$(stat -c %Y.%i "$f"); done
 
 out=$("$gbasim" sweep --spec "$work/sweep.json" --jobs 2 2>&1) || fail "the resumed sweep failed: $out"
@@ -86,6 +86,30 @@ for f in convergence-time convergence-samples severity staleness; do
   for ext in png pdf; do
     [ -s "$work/figures/$f.$ext" ] || fail "plot_sweep.py wrote no $f.$ext"
   done
+done
+
+# Killed at other moments, again and again (2 points at a time): no point is lost, none is
+# run twice, no half-written file is taken for a point, and the results are those of an
+# uninterrupted sweep.
+killed="$work/killed"
+for delay in 0.1 0.4 0.7 1.0 1.3; do
+  setsid "$gbasim" sweep --spec "$work/sweep.json" --out "$killed" --jobs 2 >/dev/null 2>&1 &
+  pid=$!
+  sleep "$delay"
+  kill -KILL -- -"$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  for f in "$killed"/points/*.json; do
+    [ -e "$f" ] || continue
+    [ -n "${first_seen[$f]:-}" ] || first_seen[$f]=$(stat -c %Y.%i "$f")
+    /usr/bin/python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$f" || fail "half-written point $f"
+  done
+done
+"$gbasim" sweep --spec "$work/sweep.json" --out "$killed" --jobs 2 >/dev/null 2>&1 || fail "the sweep resumed after five kills failed"
+for f in "${!first_seen[@]}"; do
+  [ "$(stat -c %Y.%i "$f")" = "${first_seen[$f]}" ] || fail "point $f was written again after it was done"
+done
+for f in "$work"/points/*.json; do
+  cmp -s "$f" "$killed/points/$(basename "$f")" || fail "$(basename "$f") differs from the uninterrupted sweep's"
 done
 
 # An output folder that is a file is an error naming it (it was an internal error).
