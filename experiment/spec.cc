@@ -104,6 +104,7 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("nic_bandwidth", c.nic_bandwidth);
     v.field("nic_latency", c.nic_latency);
     v.field("network_model", c.network_model);
+    v.named("ring_model", c.ring_model, parse_ring_model, ring_model_name);
     v.field("shared_cores", c.shared_cores);
     v.field("time_slice_s", c.time_slice_s);
     v.named("server_model", c.server_model, parse_server_model, server_model_name);
@@ -362,6 +363,16 @@ ServerModel parse_server_model(const std::string& name) {
   if (name == "sharded") return ServerModel::kSharded;
   if (name == "one_queue") return ServerModel::kOneQueue;
   throw InputError("must be \"sharded\" or \"one_queue\", not '" + name + "'");
+}
+
+RingModel parse_ring_model(const std::string& name) {
+  if (name == "messages") return RingModel::kMessages;
+  if (name == "aggregate") return RingModel::kAggregate;
+  throw InputError("must be \"messages\" or \"aggregate\", not '" + name + "'");
+}
+
+std::string ring_model_name(RingModel model) {
+  return model == RingModel::kAggregate ? "aggregate" : "messages";
 }
 
 std::string server_model_name(ServerModel model) {

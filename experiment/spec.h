@@ -19,6 +19,11 @@
 namespace gbasim {
 
 enum class ServerModel { kSharded, kOneQueue };
+// How sync's ring is simulated (sim/collectives.h): a message a pass, or one a step.
+enum class RingModel { kMessages, kAggregate };
+// "messages", "aggregate"; throws InputError for anything else.
+RingModel parse_ring_model(const std::string& name);
+std::string ring_model_name(RingModel model);
 // "sharded", "one_queue"; throws InputError for anything else.
 ServerModel parse_server_model(const std::string& name);
 std::string server_model_name(ServerModel model);
@@ -37,6 +42,7 @@ struct ClusterSpec {
   double nic_bandwidth = 3.125e9;      // bytes/s of each host's link (25 Gb/s)
   double nic_latency = 10e-6;          // seconds; hosts meet at a non-blocking switch
   std::string network_model = "LV08";  // SimGrid's network/model: LV08 or CM02
+  RingModel ring_model = RingModel::kMessages;
   // 0: every worker and server shard is a host of its own. n > 0: they are processes of one
   // machine with n cores of worker_speed each (as gbasim-mpi's ranks on this machine):
   // every computation shares those cores, and stragglers sleep (slowdown - 1) x their

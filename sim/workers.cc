@@ -8,7 +8,7 @@ Workers::Workers(Training& training, const Cluster& cluster, Server& server)
     : training_(training),
       cluster_(cluster),
       server_(server),
-      ring_(training.workers()),
+      ring_(cluster, training.spec().cluster.ring_model),
       sparse_bytes_(training.workers(), 0.0) {
   if (cluster.machine() != nullptr) {
     for (int w = 0; w < training.workers(); ++w)
@@ -75,8 +75,7 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
 
   const double start = sg4::Engine::get_clock();
   if (training_.workers() > 1) {
-    ring_.allreduce(w, 4.0 * static_cast<double>(training_.dense_values()));
-    ring_.allgather(w, sparse_bytes_);
+    ring_.step(w, 4.0 * static_cast<double>(training_.dense_values()), sparse_bytes_);
     training_.count_messages(ring_.messages_per_step());
   }
   training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
