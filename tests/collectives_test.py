@@ -5,17 +5,14 @@ and with a quarter of the workers 3x slower, under SimGrid's CM02 and LV08, at 2
 workers. The simulated times must agree within 2% and the steps exactly.
 
 Usage: collectives_test.py GBASIM DEMO_SPEC"""
-import json
-import os
-import subprocess
 import sys
-import tempfile
+
+from gbasim_run import run_summary
 
 TOLERANCE = 0.02
 
 
-def simulated(gbasim, spec, work, workers, network, straggler_share, ring):
-    out = os.path.join(work, f"{workers}-{network}-{straggler_share}-{ring}.json")
+def simulated(gbasim, spec, workers, network, straggler_share, ring):
     steps = 10
     sets = ["training.mode=sync", "simulation.timing_only=true", f"training.workers={workers}",
             f"budget.max_samples={workers * 256 * steps}",
@@ -23,14 +20,7 @@ def simulated(gbasim, spec, work, workers, network, straggler_share, ring):
             "stragglers.noise_cv=0", "stragglers.transient_rate_per_s=0",
             f"stragglers.persistent_fraction={straggler_share}", "stragglers.persistent_slowdown=3",
             f"cluster.network_model={network}", f"cluster.ring_model={ring}"]
-    command = [gbasim, "run", "--spec", spec, "-q", "--out", out]
-    for s in sets:
-        command += ["--set", s]
-    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if done.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(command)}: {done.stderr.strip()}")
-    with open(out) as f:
-        summary = json.load(f)["summary"]
+    summary = run_summary(gbasim, spec, sets)
     return summary["simulated_time"], summary["global_steps"]
 
 
@@ -39,18 +29,17 @@ def main():
         sys.exit(__doc__)
     gbasim, spec = sys.argv[1:]
     failures = 0
-    with tempfile.TemporaryDirectory() as work:
-        for network in ["CM02", "LV08"]:
-            for workers in [2, 8, 64]:
-                for share in [0, 0.25]:
-                    t_msg, s_msg = simulated(gbasim, spec, work, workers, network, share, "messages")
-                    t_agg, s_agg = simulated(gbasim, spec, work, workers, network, share, "aggregate")
-                    error = (t_agg - t_msg) / t_msg
-                    ok = abs(error) <= TOLERANCE and s_msg == s_agg
-                    failures += not ok
-                    print(f"{'ok  ' if ok else 'FAIL'} {network} {workers:3d} workers, stragglers "
-                          f"{share}: messages {t_msg:.6f} s, aggregate {t_agg:.6f} s "
-                          f"({100 * error:+.3f}%), steps {s_msg} / {s_agg}")
+    for network in ["CM02", "LV08"]:
+        for workers in [2, 8, 64]:
+            for share in [0, 0.25]:
+                t_msg, s_msg = simulated(gbasim, spec, workers, network, share, "messages")
+                t_agg, s_agg = simulated(gbasim, spec, workers, network, share, "aggregate")
+                error = (t_agg - t_msg) / t_msg
+                ok = abs(error) <= TOLERANCE and s_msg == s_agg
+                failures += not ok
+                print(f"{'ok  ' if ok else 'FAIL'} {network} {workers:3d} workers, stragglers "
+                      f"{share}: messages {t_msg:.6f} s, aggregate {t_agg:.6f} s "
+                      f"({100 * error:+.3f}%), steps {s_msg} / {s_agg}")
     print(f"collectives: {failures} of 12 configurations outside {100 * TOLERANCE:.0f}%")
     return 1 if failures else 0
 

@@ -11,9 +11,9 @@ bytes, not on this machine); AUCs to EXPECT_AUC, time-to-AUC to one evaluation i
 float rounding may differ between CPUs (the build uses -march=native)."""
 import json
 import os
-import subprocess
 import sys
-import tempfile
+
+from gbasim_run import run_summary
 
 # The small budget: a tenth of the default data, small batches, frequent evaluations, and a
 # target that the small budget reaches.
@@ -25,16 +25,7 @@ TIME_REL = 1e-9
 
 
 def run(gbasim, example):
-    with tempfile.TemporaryDirectory() as work:
-        out = os.path.join(work, "result.json")
-        command = [gbasim, "run", "--spec", example, "-q", "--out", out]
-        for o in SMALL:
-            command += ["--set", o]
-        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if done.returncode != 0:
-            sys.exit(f"FAIL: {example} does not run: {done.stderr.strip()}")
-        with open(out) as f:
-            summary = json.load(f)["summary"]
+    summary = run_summary(gbasim, example, SMALL)
     keys = EXACT + ["simulated_time", "time_to_auc", "final_auc", "mean_staleness"]
     return {k: summary[k] for k in keys}
 
