@@ -15,6 +15,9 @@ Commands:
            SimGrid cluster with stragglers, from a JSON experiment spec
   train    single-process training of one model on synthetic or Criteo data; writes a
            JSON result with the test AUC / log-loss curve
+  collective  time one collective (all-reduce, all-gather, all-to-all) at a few sizes
+           on a spec's cluster, as nccl-tests time NCCL's: time, algorithm and bus
+           bandwidth
   sweep    a base spec over axes of values and seeds, points in parallel processes,
            resumable; a result per point and a summary CSV
   trace-stats  what simulated workers replaying a trace (PAI mini-batch times,
@@ -39,6 +42,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   return gbasim::run_guarded("gbasim " + command, [&] {
     if (command == "run") return gbasim::run_run(argc - 1, argv + 1);
+    if (command == "collective") return gbasim::run_collective(argc - 1, argv + 1);
     if (command == "train") return gbasim::run_train(args);
     if (command == "data") return gbasim::run_data(args);
     if (command == "trace-stats") return gbasim::run_trace_stats(args);

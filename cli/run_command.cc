@@ -1,18 +1,12 @@
 // gbasim run: one simulated training run from an experiment spec.
-#include <simgrid/engine.h>
-#include <xbt/log.h>
-#include <simgrid/s4u.hpp>
-
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <optional>
-#include <regex>
-#include <sstream>
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/engine_args.h"
 #include "experiment/result.h"
 #include "sim/simulation.h"
 
@@ -20,46 +14,10 @@ namespace gbasim {
 
 namespace po = boost::program_options;
 
-namespace {
-
-// SimGrid ends the process on a --log= setting it cannot parse, so they are checked first:
-// each is "category.key:value" (the keys and levels of SimGrid's log control) or "no_loc".
-void check_log_settings(int argc, char** argv) {
-  static const std::regex setting(
-      R"(([\w-]+\.)+(thres|threshold|add|additivity|app|appender|fmt|format|layout)[:=]\S+|no_loc)");
-  static const std::regex level(R"(.*\.thres(hold)?[:=](trace|debug|verbose|info|warning|error|critical))");
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg.rfind("--log=", 0) != 0) continue;
-    std::istringstream words(arg.substr(6));
-    for (std::string word; words >> word;) {
-      const bool threshold = word.find(".thres") != std::string::npos;
-      if (!std::regex_match(word, setting) || (threshold && !std::regex_match(word, level))) {
-        throw InputError(arg + ": '" + word +
-                         "' is not a SimGrid log setting (category.thres:LEVEL with LEVEL "
-                         "trace, debug, verbose, info, warning, error or critical; .fmt:, .app:)");
-      }
-    }
-  }
-}
-
-}  // namespace
-
 int run_run(int argc, char** argv) {
-  // SimGrid's own log stays quiet unless --log= asks otherwise; SimGrid takes its --cfg=
-  // and --log= arguments out of argv, and leaves --help to us.
-  xbt_log_control_set("root.thres:critical");
-  sg_config_continue_after_help();
-  check_log_settings(argc, argv);
-  std::optional<simgrid::s4u::Engine> engine;
-  try {
-    engine.emplace(&argc, argv);
-  } catch (const std::exception& e) {
-    const std::string what = e.what();  // its first line; the rest lists every key
-    throw InputError("SimGrid refused its arguments (--cfg=, --log=): " +
-                     what.substr(0, what.find('\n')) + " ('--cfg=help' lists its keys)");
-  }
-  std::vector<std::string> args(argv + 1, argv + argc);
+  // SimGrid's own log stays quiet unless --log= asks otherwise.
+  EngineArgs started = start_engine(argc, argv);
+  const std::vector<std::string>& args = started.args;
 
   std::string spec_path, out_path;
   std::vector<std::string> overrides;

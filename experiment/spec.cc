@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/text.h"
+#include "traces/usage_trace.h"
 
 namespace gbasim {
 namespace {
@@ -105,6 +106,21 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("nic_latency", c.nic_latency);
     v.field("network_model", c.network_model);
     v.named("ring_model", c.ring_model, parse_ring_model, ring_model_name);
+    v.named("allreduce", c.allreduce, parse_allreduce, allreduce_name);
+    v.field("gpus_per_node", c.gpus_per_node);
+    v.field("intra_node_bandwidth", c.intra_node_bandwidth);
+    v.field("intra_node_latency", c.intra_node_latency);
+    v.field("nics_per_node", c.nics_per_node);
+    v.named("topology", c.topology, parse_topology, topology_name);
+    v.section("fat_tree", [&] {
+      v.field("nodes_per_switch", c.fat_tree_nodes_per_switch);
+      v.field("oversubscription", c.fat_tree_oversubscription);
+    });
+    v.field("platform_xml", c.platform_xml);
+    v.section("roles", [&] {
+      v.field("workers", c.worker_hosts);
+      v.field("servers", c.server_hosts);
+    });
     v.field("shared_cores", c.shared_cores);
     v.field("time_slice_s", c.time_slice_s);
     v.named("server_model", c.server_model, parse_server_model, server_model_name);
@@ -375,6 +391,26 @@ std::string ring_model_name(RingModel model) {
   return model == RingModel::kAggregate ? "aggregate" : "messages";
 }
 
+Topology parse_topology(const std::string& name) {
+  if (name == "star") return Topology::kStar;
+  if (name == "fat_tree") return Topology::kFatTree;
+  throw InputError("must be \"star\" or \"fat_tree\", not '" + name + "'");
+}
+
+std::string topology_name(Topology topology) {
+  return topology == Topology::kFatTree ? "fat_tree" : "star";
+}
+
+AllReduce parse_allreduce(const std::string& name) {
+  if (name == "ring") return AllReduce::kRing;
+  if (name == "hierarchical") return AllReduce::kHierarchical;
+  throw InputError("must be \"ring\" or \"hierarchical\", not '" + name + "'");
+}
+
+std::string allreduce_name(AllReduce algorithm) {
+  return algorithm == AllReduce::kHierarchical ? "hierarchical" : "ring";
+}
+
 std::string server_model_name(ServerModel model) {
   return model == ServerModel::kOneQueue ? "one_queue" : "sharded";
 }
@@ -478,6 +514,51 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
   within("cluster.nic_latency", c.nic_latency, 0.0, 1.0);  // seconds
   if (c.network_model != "LV08" && c.network_model != "CM02")
     fail("cluster.network_model", "must be LV08 or CM02");
+  if (c.gpus_per_node < 1 || c.gpus_per_node > 4096)
+    fail("cluster.gpus_per_node", "must lie in [1, 4096]");
+  if (s.training.num_workers % c.gpus_per_node != 0)
+    fail("cluster.gpus_per_node", "must divide training.workers (nodes are alike)");
+  within("cluster.intra_node_bandwidth", c.intra_node_bandwidth, 1e3, 1e13);  // bytes/s
+  within("cluster.intra_node_latency", c.intra_node_latency, 0.0, 1.0);       // seconds
+  if (c.nics_per_node < 1 || c.nics_per_node > 64)
+    fail("cluster.nics_per_node", "must lie in [1, 64]");
+  const int per_switch = c.fat_tree_nodes_per_switch, over = c.fat_tree_oversubscription;
+  if (per_switch < 1 || per_switch > 4096)
+    fail("cluster.fat_tree.nodes_per_switch", "must lie in [1, 4096]");
+  if (over < 1 || per_switch % over != 0)
+    fail("cluster.fat_tree.oversubscription",
+         "must be a positive divisor of cluster.fat_tree.nodes_per_switch (the leaf switches' "
+         "links down per link up)");
+  const bool nodes = c.gpus_per_node > 1 || c.topology != Topology::kStar;
+  const bool xml = !c.platform_xml.empty();
+  if (c.shared_cores > 0 && (nodes || xml))
+    fail("cluster.shared_cores", "is one machine: it cannot be combined with GPU nodes, a "
+                                 "fat-tree or an XML platform");
+  const StragglerConfig& g = s.stragglers;
+  const bool usage = is_usage_format(g.trace_format);
+  if ((c.gpus_per_node > 1 || c.topology == Topology::kFatTree) &&
+      (g.network_rate_per_s > 0.0 || usage)) {
+    fail(g.network_rate_per_s > 0.0 ? "stragglers.network_rate_per_s" : "stragglers.trace.format",
+         "slows a worker's own NIC, which only cluster.topology \"star\" with "
+         "cluster.gpus_per_node 1 gives it (a node's workers share the node's NICs)");
+  }
+  if (xml) {
+    if (c.topology != Topology::kStar)
+      fail("cluster.topology", "comes from cluster.platform_xml's file: leave it out");
+    if (static_cast<int>(c.worker_hosts.size()) != s.training.num_workers)
+      fail("cluster.roles.workers", "must name one host a worker (training.workers of them)");
+    if (static_cast<int>(c.server_hosts.size()) != c.ps_shards)
+      fail("cluster.roles.servers", "must name one host a server shard (cluster.ps_shards)");
+    if (g.transient_rate_per_s > 0.0 || g.network_rate_per_s > 0.0 || usage) {
+      fail(g.transient_rate_per_s > 0.0  ? "stragglers.transient_rate_per_s"
+           : g.network_rate_per_s > 0.0 ? "stragglers.network_rate_per_s"
+                                        : "stragglers.trace.format",
+           "changes a host's speed or bandwidth over time, which a host read from "
+           "cluster.platform_xml cannot take: give the profile in the XML file");
+    }
+  } else if (!c.worker_hosts.empty() || !c.server_hosts.empty()) {
+    fail("cluster.roles", "names hosts of cluster.platform_xml, which is not given");
+  }
   if (!(s.cost.flops_scale > 0.0)) fail("cost.flops_scale", "must be positive");
   if (s.cost.update_flops_per_value < 0.0)
     fail("cost.update_flops_per_value", "must not be negative");
@@ -548,11 +629,14 @@ Json read_json(const std::string& path) {
   }
 }
 
-// Puts the cluster file's keys under the spec's own cluster keys.
-void merge_platform(Json& doc, const std::string& spec_path) {
-  if (!doc.is_object() || !doc.contains("cluster") || !doc["cluster"].is_object()) return;
+// Puts the cluster file's keys under the spec's own cluster keys. Returns the folder that
+// cluster.platform_xml is relative to: the spec's, or the cluster file's when that names it.
+std::filesystem::path merge_platform(Json& doc, const std::string& spec_path) {
+  const std::filesystem::path spec_folder = std::filesystem::path(spec_path).parent_path();
+  if (!doc.is_object() || !doc.contains("cluster") || !doc["cluster"].is_object())
+    return spec_folder;
   Json& cluster = doc["cluster"];
-  if (!cluster.contains("platform")) return;
+  if (!cluster.contains("platform")) return spec_folder;
   if (!cluster["platform"].is_string())
     throw InputError(spec_path + ": 'cluster.platform' must be a string");
   const std::filesystem::path file =
@@ -562,8 +646,10 @@ void merge_platform(Json& doc, const std::string& spec_path) {
     throw InputError(file.string() + ": a platform must be a JSON object of cluster keys");
   if (merged.contains("platform"))
     throw InputError(file.string() + ": a platform cannot name another platform");
+  const bool xml_from_file = merged.contains("platform_xml") && !cluster.contains("platform_xml");
   for (const auto& [key, value] : cluster.items()) merged[key] = value;
   cluster = std::move(merged);
+  return xml_from_file ? file.parent_path() : spec_folder;
 }
 
 }  // namespace
@@ -572,8 +658,11 @@ ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>
   Json doc = read_json(path);
   if (!doc.is_object()) throw InputError(path + ": the spec must be a JSON object");
   for (const auto& o : overrides) apply_override(doc, o);
-  merge_platform(doc, path);
-  return parse_spec(doc, path);
+  const std::filesystem::path xml_folder = merge_platform(doc, path);
+  ExperimentSpec spec = parse_spec(doc, path);
+  if (!spec.cluster.platform_xml.empty())
+    spec.cluster.platform_xml_file = (xml_folder / spec.cluster.platform_xml).string();
+  return spec;
 }
 
 nlohmann::ordered_json spec_to_json(const ExperimentSpec& spec) {

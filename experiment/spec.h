@@ -24,6 +24,19 @@ enum class RingModel { kMessages, kAggregate };
 // "messages", "aggregate"; throws InputError for anything else.
 RingModel parse_ring_model(const std::string& name);
 std::string ring_model_name(RingModel model);
+// The network between nodes (sim/cluster.h): every node's NIC on one non-blocking switch, or
+// a two-level fat-tree of switches.
+enum class Topology { kStar, kFatTree };
+// "star", "fat_tree"; throws InputError for anything else.
+Topology parse_topology(const std::string& name);
+std::string topology_name(Topology topology);
+// Sync's all-reduce of the dense gradient (sim/collectives.h): one ring of every worker, or
+// NCCL's hierarchical one (reduce-scatter in the node, rings across nodes, all-gather in the
+// node).
+enum class AllReduce { kRing, kHierarchical };
+// "ring", "hierarchical"; throws InputError for anything else.
+AllReduce parse_allreduce(const std::string& name);
+std::string allreduce_name(AllReduce algorithm);
 // "sharded", "one_queue"; throws InputError for anything else.
 ServerModel parse_server_model(const std::string& name);
 std::string server_model_name(ServerModel model);
@@ -43,6 +56,28 @@ struct ClusterSpec {
   double nic_latency = 10e-6;          // seconds; hosts meet at a non-blocking switch
   std::string network_model = "LV08";  // SimGrid's network/model: LV08 or CM02
   RingModel ring_model = RingModel::kMessages;
+  AllReduce allreduce = AllReduce::kRing;
+  // Workers per node. 1: every worker a host with its own NIC, as a GPU server with one GPU.
+  // g > 1: GPU nodes of g workers each, every worker's link to the node's switch
+  // (intra_node_bandwidth, intra_node_latency: NVLink or PCIe), the node's NICs one link of
+  // nics_per_node x nic_bandwidth to the network.
+  int gpus_per_node = 1;
+  double intra_node_bandwidth = 1.5e11;  // bytes/s per GPU and direction (V100 NVLink 2)
+  double intra_node_latency = 2e-6;      // seconds
+  int nics_per_node = 1;
+  Topology topology = Topology::kStar;
+  // topology "fat_tree": nodes (worker nodes, then one node a server shard) hang off leaf
+  // switches of nodes_per_switch each; every leaf switch has nodes_per_switch /
+  // oversubscription links up, one to each spine switch; every link has the NIC's bandwidth.
+  int fat_tree_nodes_per_switch = 8;
+  int fat_tree_oversubscription = 1;
+  // A SimGrid XML platform file instead of the keys above (relative to the spec's folder, or
+  // to the cluster file's that names it), and the hosts that play each role: one worker a
+  // host in worker order, one parameter-server shard a host.
+  std::string platform_xml;
+  std::string platform_xml_file;  // platform_xml as load_spec found it (not a key)
+  std::vector<std::string> worker_hosts;
+  std::vector<std::string> server_hosts;
   // 0: every worker and server shard is a host of its own. n > 0: they are processes of one
   // machine with n cores of worker_speed each (as gbasim-mpi's ranks on this machine):
   // every computation shares those cores, and stragglers sleep (slowdown - 1) x their

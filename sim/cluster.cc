@@ -2,45 +2,127 @@
 
 #include <string>
 
+#include "base/error.h"
 #include "sim/profiles.h"
 
 namespace gbasim {
+namespace {
 
-Cluster::Cluster(const ExperimentSpec& spec, const ReplayedTrace& trace) {
+const std::vector<std::vector<std::pair<double, double>>> kNoChanges;
+
+const std::vector<std::vector<std::pair<double, double>>>& speed_changes(const ReplayedTrace& t) {
+  return t.usage ? t.usage->speed : kNoChanges;
+}
+
+const std::vector<std::vector<std::pair<double, double>>>& bandwidth_changes(
+    const ReplayedTrace& t) {
+  return t.usage ? t.usage->bandwidth : kNoChanges;
+}
+
+}  // namespace
+
+void configure_network(const ClusterSpec& spec) {
+  if (spec.network_model == "CM02") {
+    // Plain latency + size / bandwidth timing, as analytic checks expect.
+    sg4::Engine::set_config("network/model:CM02");
+    sg4::Engine::set_config("network/crosstraffic:0");
+  }
+}
+
+Cluster::Cluster(const ExperimentSpec& spec, const ReplayedTrace& trace)
+    : spec_(spec), trace_(trace), gpus_per_node_(spec.cluster.gpus_per_node) {
   const ClusterSpec& c = spec.cluster;
   const int n = spec.training.num_workers;
-  const std::vector<std::vector<std::pair<double, double>>> none;
-  const auto& speed_changes = trace.usage ? trace.usage->speed : none;
-  const auto& bandwidth_changes = trace.usage ? trace.usage->bandwidth : none;
+  for (const auto& group : c.worker_groups)
+    for (int i = 0; i < static_cast<int>(group[0]); ++i) speeds_.push_back(group[1]);
+  if (speeds_.empty()) speeds_.assign(n, c.worker_speed);
+  persistent_ = persistent_slowdowns(spec.stragglers, n);
+  workers_.resize(n);
+  if (!c.platform_xml.empty())
+    load_xml();
+  else if (c.topology == Topology::kFatTree)
+    build_fat_tree();
+  else
+    build_star();
+}
+
+sg4::Host* Cluster::create_worker(sg4::NetZone* zone, int w) {
+  const StragglerConfig& g = spec_.stragglers;
+  WorkerHost& s = workers_[w];
+  s.persistent = persistent_[w];
+  s.speed = speeds_[w] / persistent_[w];
+  const double initial = initial_factor(speed_changes(trace_), w);
+  s.host = zone->create_host("worker-" + std::to_string(w), s.speed * initial);
+  std::vector<ChangeSource> factors;
+  if (g.transient_rate_per_s > 0.0)
+    factors.push_back(episode_source([g, w](double h) { return transient_episodes(g, w, h); }));
+  if (!speed_changes(trace_).empty()) factors.push_back(fixed_source(speed_changes(trace_)[w]));
+  if (!factors.empty() && machine_ == nullptr) {
+    s.host->set_speed_profile(
+        product_profile(s.host->get_name() + "-speed", std::move(factors), 1.0 / initial,
+                        g.transient_rate_per_s > 0.0 ? 10.0 / g.transient_rate_per_s : 10.0));
+  }
+  s.host->seal();
+  return s.host;
+}
+
+sg4::Host* Cluster::create_server(sg4::NetZone* zone, int p) {
+  const ClusterSpec& c = spec_.cluster;
+  auto* host =
+      zone->create_host("ps-" + std::to_string(p), c.ps_speed)->set_core_count(c.ps_cores);
+  host->seal();
+  servers_.push_back(host);
+  return host;
+}
+
+std::pair<sg4::NetZone*, NetPoint*> Cluster::create_node(sg4::NetZone* parent, int k) {
+  const ClusterSpec& c = spec_.cluster;
+  const std::string name = "node-" + std::to_string(k);
+  auto* node = sg4::create_star_zone(name);
+  node->set_parent(parent);
+  NetPoint* gateway = node->create_router(name + "-switch");
+  node->add_route(gateway, nullptr, nullptr, nullptr, {}, true);
+  for (int i = 0; i < gpus_per_node_; ++i) {
+    const int w = k * gpus_per_node_ + i;
+    sg4::Host* host = create_worker(node, w);
+    auto* link = node->create_split_duplex_link(host->get_name() + "-intra", c.intra_node_bandwidth)
+                     ->set_latency(c.intra_node_latency)
+                     ->seal();
+    node->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
+                    {{link, sg4::LinkInRoute::Direction::UP}}, true);
+  }
+  node->seal();
+  return {node, gateway};
+}
+
+void Cluster::build_star() {
+  const ClusterSpec& c = spec_.cluster;
+  const StragglerConfig& g = spec_.stragglers;
+  const int n = spec_.training.num_workers;
   auto* zone = sg4::create_star_zone("cluster");
-  const StragglerConfig& g = spec.stragglers;
-  auto connect = [&](sg4::Host* host, int worker) {
-    const double initial = worker >= 0 ? initial_factor(bandwidth_changes, worker) : 1.0;
+  // A NIC to the switch for `point` (a host, or a node's zone through its gateway); a
+  // worker's (gpus_per_node 1) carries its network episodes and replayed bandwidth.
+  auto connect = [&](NetPoint* point, NetPoint* gateway, const std::string& name, double bandwidth,
+                     int worker) {
+    const double initial = worker >= 0 ? initial_factor(bandwidth_changes(trace_), worker) : 1.0;
     auto* link =
-        zone->create_split_duplex_link(host->get_name() + "-nic", c.nic_bandwidth * initial)
-            ->set_latency(c.nic_latency);
+        zone->create_split_duplex_link(name + "-nic", bandwidth * initial)->set_latency(c.nic_latency);
     std::vector<ChangeSource> factors;
     if (worker >= 0 && g.network_rate_per_s > 0.0)
       factors.push_back(
           episode_source([g, worker](double h) { return network_episodes(g, worker, h); }));
-    if (worker >= 0 && !bandwidth_changes.empty())
-      factors.push_back(fixed_source(bandwidth_changes[worker]));
+    if (worker >= 0 && !bandwidth_changes(trace_).empty())
+      factors.push_back(fixed_source(bandwidth_changes(trace_)[worker]));
     if (!factors.empty()) {
       link->set_bandwidth_profile(
-          product_profile(host->get_name() + "-network", std::move(factors), c.nic_bandwidth,
+          product_profile(name + "-network", std::move(factors), bandwidth,
                           g.network_rate_per_s > 0.0 ? 10.0 / g.network_rate_per_s : 10.0));
     }
     link->seal();
-    zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
-                    {{link, sg4::LinkInRoute::Direction::UP}}, true);
+    zone->add_route(point, nullptr, gateway, nullptr, {{link, sg4::LinkInRoute::Direction::UP}},
+                    true);
   };
-  std::vector<double> speeds;
-  for (const auto& group : c.worker_groups)
-    for (int i = 0; i < static_cast<int>(group[0]); ++i) speeds.push_back(group[1]);
-  if (speeds.empty()) speeds.assign(n, c.worker_speed);
-  const std::vector<double> persistent = persistent_slowdowns(spec.stragglers, n);
-  const bool shared = c.shared_cores > 0;
-  if (shared) {
+  if (c.shared_cores > 0) {
     machine_ = zone->create_host("machine", c.worker_speed)->set_core_count(c.shared_cores);
     machine_->seal();
     if (c.time_slice_s > 0.0) {
@@ -48,33 +130,77 @@ Cluster::Cluster(const ExperimentSpec& spec, const ReplayedTrace& trace) {
       slice_flops_ = c.time_slice_s * c.worker_speed;
     }
   }
-  workers_.resize(n);
-  for (int w = 0; w < n; ++w) {
-    WorkerHost& s = workers_[w];
-    s.persistent = persistent[w];
-    s.speed = speeds[w] / persistent[w];
-    const double initial = initial_factor(speed_changes, w);
-    s.host = zone->create_host("worker-" + std::to_string(w), s.speed * initial);
-    std::vector<ChangeSource> factors;
-    if (g.transient_rate_per_s > 0.0)
-      factors.push_back(episode_source([g, w](double h) { return transient_episodes(g, w, h); }));
-    if (!speed_changes.empty()) factors.push_back(fixed_source(speed_changes[w]));
-    if (!factors.empty() && !shared) {
-      s.host->set_speed_profile(
-          product_profile(s.host->get_name() + "-speed", std::move(factors), 1.0 / initial,
-                          g.transient_rate_per_s > 0.0 ? 10.0 / g.transient_rate_per_s : 10.0));
+  if (gpus_per_node_ == 1) {
+    for (int w = 0; w < n; ++w) {
+      sg4::Host* host = create_worker(zone, w);
+      connect(host->get_netpoint(), nullptr, host->get_name(), c.nic_bandwidth, w);
     }
-    s.host->seal();
-    connect(s.host, w);
+  } else {
+    for (int k = 0; k < n / gpus_per_node_; ++k) {
+      auto [node, gateway] = create_node(zone, k);
+      connect(node->get_netpoint(), gateway, node->get_name(), c.nics_per_node * c.nic_bandwidth,
+              -1);
+    }
   }
   for (int p = 0; p < c.ps_shards; ++p) {
-    auto* host =
-        zone->create_host("ps-" + std::to_string(p), c.ps_speed)->set_core_count(c.ps_cores);
-    host->seal();
-    connect(host, -1);
-    servers_.push_back(host);
+    sg4::Host* host = create_server(zone, p);
+    connect(host->get_netpoint(), nullptr, host->get_name(), c.nic_bandwidth, -1);
   }
   zone->seal();
+}
+
+// Leaves 0 to nodes - 1 are the worker nodes, the next ps_shards the server hosts, the rest
+// (up to a full leaf switch) routers nobody uses. SimGrid's parameters: two levels; a leaf
+// switch has nodes_per_switch leaves down and a spine switch every leaf switch; a leaf has
+// one switch up and a leaf switch nodes_per_switch / oversubscription spines.
+void Cluster::build_fat_tree() {
+  const ClusterSpec& c = spec_.cluster;
+  const int nodes = spec_.training.num_workers / gpus_per_node_;
+  const auto per_switch = static_cast<unsigned>(c.fat_tree_nodes_per_switch);
+  const auto leaves = static_cast<unsigned>(nodes + c.ps_shards);
+  const unsigned switches = (leaves + per_switch - 1) / per_switch;
+  const unsigned spines = per_switch / static_cast<unsigned>(c.fat_tree_oversubscription);
+  const sg4::FatTreeParams params(2, {per_switch, switches}, {1, spines}, {1, 1});
+  auto leaf = [this, nodes](sg4::NetZone* zone, const std::vector<unsigned long>&,
+                            unsigned long id) -> std::pair<NetPoint*, NetPoint*> {
+    const auto k = static_cast<int>(id);
+    if (k < nodes) {
+      if (gpus_per_node_ == 1) return {create_worker(zone, k)->get_netpoint(), nullptr};
+      auto [node, gateway] = create_node(zone, k);
+      return {node->get_netpoint(), gateway};
+    }
+    if (k < nodes + spec_.cluster.ps_shards)
+      return {create_server(zone, k - nodes)->get_netpoint(), nullptr};
+    return {zone->create_router("unused-leaf-" + std::to_string(k)), nullptr};
+  };
+  sg4::create_fatTree_zone("cluster", nullptr, params, sg4::ClusterCallbacks(leaf),
+                           c.nics_per_node * c.nic_bandwidth, c.nic_latency,
+                           sg4::Link::SharingPolicy::SPLITDUPLEX)
+      ->seal();
+}
+
+void Cluster::load_xml() {
+  const ClusterSpec& c = spec_.cluster;
+  const std::string& file = c.platform_xml_file.empty() ? c.platform_xml : c.platform_xml_file;
+  try {
+    sg4::Engine::get_instance()->load_platform(file);
+  } catch (const std::exception& e) {
+    throw InputError(file + ": not a SimGrid platform SimGrid can read (" + e.what() + ")");
+  }
+  auto host = [&](const std::string& name, const std::string& key) {
+    sg4::Host* h = sg4::Host::by_name_or_null(name);
+    if (h == nullptr) throw InputError(file, key, "names host '" + name + "', which the file lacks");
+    return h;
+  };
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    WorkerHost& s = workers_[w];
+    s.host = host(c.worker_hosts[w], "cluster.roles.workers[" + std::to_string(w) + "]");
+    s.persistent = persistent_[w];
+    s.flops_factor = persistent_[w];
+    s.speed = s.host->get_speed() / persistent_[w];
+  }
+  for (size_t p = 0; p < c.server_hosts.size(); ++p)
+    servers_.push_back(host(c.server_hosts[p], "cluster.roles.servers[" + std::to_string(p) + "]"));
 }
 
 void Cluster::run_flops(double flops, int threads) const {

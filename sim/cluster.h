@@ -1,7 +1,14 @@
-// The simulated cluster: a host per worker (its speed, persistent slowdown and speed
-// profile) and per parameter-server shard, each with its own NIC on a non-blocking switch
-// (a SimGrid star zone); or, with cluster.shared_cores, one machine whose cores every rank
-// shares, as gbasim-mpi's ranks share this one.
+// The simulated cluster (docs/cluster.md): a host per worker (its speed, persistent slowdown
+// and speed profile) and per parameter-server shard, on one of these platforms:
+// - cluster.gpus_per_node 1 and topology "star": every host's own NIC on a non-blocking
+//   switch (a SimGrid star zone);
+// - GPU nodes (gpus_per_node g > 1): each node a zone of g worker hosts, each with its own
+//   link to the node's switch (NVLink or PCIe), the node's NICs one link to the network;
+// - topology "fat_tree": worker nodes and server hosts on the leaves of a two-level
+//   fat-tree (SimGrid's fat-tree zone) with the chosen oversubscription;
+// - a SimGrid XML platform file (cluster.platform_xml), its hosts given roles by name;
+// - with cluster.shared_cores, one machine whose cores every rank shares, as gbasim-mpi's
+//   ranks share this one.
 #pragma once
 
 #include <simgrid/s4u.hpp>
@@ -14,12 +21,20 @@
 namespace gbasim {
 
 namespace sg4 = simgrid::s4u;
+using NetPoint = simgrid::kernel::routing::NetPoint;
 
 struct WorkerHost {
   sg4::Host* host = nullptr;
   double speed = 0.0;       // flop/s, the persistent slowdown included
   double persistent = 1.0;  // the persistent slowdown
+  // What a computation's flops are multiplied by on this host: 1 where the host's own speed
+  // carries the persistent slowdown; the slowdown on a host read from an XML file, whose
+  // speed is the file's.
+  double flops_factor = 1.0;
 };
+
+// Sets SimGrid's network model from cluster.network_model, before the platform is built.
+void configure_network(const ClusterSpec& spec);
 
 class Cluster {
  public:
@@ -28,6 +43,8 @@ class Cluster {
 
   const std::vector<WorkerHost>& workers() const { return workers_; }
   const std::vector<sg4::Host*>& servers() const { return servers_; }
+  // Workers per node: worker w is local rank w % g of node w / g.
+  int gpus_per_node() const { return gpus_per_node_; }
   // The shared machine (cluster.shared_cores), or null.
   sg4::Host* machine() const { return machine_; }
 
@@ -37,6 +54,21 @@ class Cluster {
   void run_flops(double flops, int threads = 1) const;
 
  private:
+  // Worker w's host in `zone`, with its speed, persistent slowdown and speed profile.
+  sg4::Host* create_worker(sg4::NetZone* zone, int w);
+  sg4::Host* create_server(sg4::NetZone* zone, int p);
+  // Node k's zone of gpus_per_node worker hosts below `parent`, each on its own intra-node
+  // link to the node's switch; returns the zone and the switch, its gateway.
+  std::pair<sg4::NetZone*, NetPoint*> create_node(sg4::NetZone* parent, int k);
+  void build_star();
+  void build_fat_tree();
+  void load_xml();
+
+  const ExperimentSpec& spec_;
+  const ReplayedTrace& trace_;
+  int gpus_per_node_ = 1;
+  std::vector<double> speeds_;      // each worker's nominal speed
+  std::vector<double> persistent_;  // each worker's persistent slowdown
   std::vector<WorkerHost> workers_;
   std::vector<sg4::Host*> servers_;
   sg4::Host* machine_ = nullptr;

@@ -2,52 +2,124 @@
 
 #include <xbt/config.hpp>
 
-#include <string>
-
 namespace gbasim {
 
-Ring::Ring(const Cluster& cluster, RingModel model)
-    : n_(static_cast<int>(cluster.workers().size())), model_(model) {
-  for (int w = 0; w < n_; ++w)
-    mailboxes_.push_back(simgrid::s4u::Mailbox::by_name("ring-" + std::to_string(w)));
-  if (model_ == RingModel::kAggregate && n_ > 1) {
-    barrier_ = simgrid::s4u::Barrier::create(static_cast<unsigned>(n_));
-    for (int w = 0; w < n_; ++w) {
+RingGroup::RingGroup(const Cluster& cluster, std::vector<int> workers, RingModel model,
+                     const std::string& name)
+    : workers_(std::move(workers)), model_(model) {
+  const int n = size();
+  for (int i = 0; i < n; ++i)
+    mailboxes_.push_back(simgrid::s4u::Mailbox::by_name(name + "-" + std::to_string(i)));
+  if (model_ == RingModel::kAggregate && n > 1) {
+    barrier_ = simgrid::s4u::Barrier::create(static_cast<unsigned>(n));
+    for (int i = 0; i < n; ++i) {
       std::vector<simgrid::s4u::Link*> links;
       double latency = 0.0;
-      cluster.workers()[w].host->route_to(cluster.workers()[(w + 1) % n_].host, links, &latency);
+      cluster.workers()[workers_[i]].host->route_to(
+          cluster.workers()[workers_[(i + 1) % n]].host, links, &latency);
       latency_.push_back(latency);
     }
   }
 }
 
-int64_t Ring::messages_per_step() const {
-  if (n_ < 2) return 0;
-  return model_ == RingModel::kAggregate ? 1 : 3 * (n_ - 1);
+int64_t RingGroup::messages(int64_t passes) const {
+  if (size() < 2 || passes == 0) return 0;
+  return model_ == RingModel::kAggregate ? 1 : passes;
 }
 
-void Ring::pass(int w, double bytes) {
-  auto send = mailboxes_[(w + 1) % n_]->put_async(new int(w), bytes);
-  mailboxes_[w]->get_unique<int>();
+void RingGroup::pass(int i, double bytes) {
+  auto send = mailboxes_[(i + 1) % size()]->put_async(new int(i), bytes);
+  mailboxes_[i]->get_unique<int>();
   send->wait();
 }
 
-void Ring::step(int w, double dense_bytes, const std::vector<double>& blocks) {
-  if (n_ < 2) return;
-  if (model_ == RingModel::kAggregate) return aggregate(w, dense_bytes, blocks);
-  for (int i = 0; i < 2 * (n_ - 1); ++i) pass(w, dense_bytes / n_);
-  for (int i = 0; i < n_ - 1; ++i) pass(w, blocks[(w - i + n_) % n_]);
-}
-
-void Ring::aggregate(int w, double dense_bytes, const std::vector<double>& blocks) {
-  barrier_->wait();  // no pass of a ring gets further than its last worker to arrive
-  double bytes = 2.0 * (n_ - 1) * (dense_bytes / n_);
-  for (int i = 0; i < n_ - 1; ++i) bytes += blocks[(w - i + n_) % n_];
-  pass(w, bytes);
+void RingGroup::run(int i, const std::vector<double>& bytes) {
+  if (size() < 2 || bytes.empty()) return;
+  if (model_ == RingModel::kMessages) {
+    for (double b : bytes) pass(i, b);
+    return;
+  }
+  barrier_->wait();  // no pass of a ring gets further than its last member to arrive
+  double sum = 0.0;
+  for (double b : bytes) sum += b;
+  pass(i, sum);
   // The other passes' latencies, as the network model charges each message's (LV08
   // multiplies the route's latency by its latency factor).
   const double factor = simgrid::config::get_value<double>("network/latency-factor");
-  simgrid::s4u::this_actor::sleep_for((3.0 * (n_ - 1) - 1.0) * latency_[w] * factor);
+  simgrid::s4u::this_actor::sleep_for((static_cast<double>(bytes.size()) - 1.0) * latency_[i] *
+                                      factor);
+}
+
+namespace {
+
+std::vector<int> range(int first, int count, int stride) {
+  std::vector<int> members;
+  for (int i = 0; i < count; ++i) members.push_back(first + i * stride);
+  return members;
+}
+
+}  // namespace
+
+Collectives::Collectives(const Cluster& cluster, const ClusterSpec& spec)
+    : cluster_(cluster),
+      n_(static_cast<int>(cluster.workers().size())),
+      g_(cluster.gpus_per_node()),
+      algorithm_(spec.allreduce),
+      all_(cluster, range(0, n_, 1), spec.ring_model, "ring") {
+  if (algorithm_ == AllReduce::kHierarchical) {
+    const int m = n_ / g_;
+    for (int k = 0; k < m; ++k)
+      nodes_.emplace_back(cluster, range(k * g_, g_, 1), spec.ring_model,
+                          "node-ring-" + std::to_string(k));
+    for (int i = 0; i < g_; ++i)
+      local_rank_.emplace_back(cluster, range(i, m, g_), spec.ring_model,
+                               "rank-ring-" + std::to_string(i));
+  }
+}
+
+void Collectives::all_reduce(int w, double bytes) {
+  if (n_ < 2) return;
+  if (algorithm_ == AllReduce::kRing) {
+    all_.run(w, std::vector<double>(2 * (n_ - 1), bytes / n_));
+    return;
+  }
+  const int m = n_ / g_;
+  RingGroup& node = nodes_[w / g_];
+  const std::vector<double> in_node(g_ - 1, bytes / g_);
+  node.run(w % g_, in_node);  // reduce-scatter: worker w holds 1 / g of the node's sum
+  local_rank_[w % g_].run(w / g_, std::vector<double>(2 * (m - 1), bytes / (g_ * m)));
+  node.run(w % g_, in_node);  // all-gather
+}
+
+void Collectives::all_gather(int w, const std::vector<double>& blocks) {
+  if (n_ < 2) return;
+  std::vector<double> bytes;
+  for (int i = 0; i < n_ - 1; ++i) bytes.push_back(blocks[(w - i + n_) % n_]);
+  all_.run(w, bytes);
+}
+
+void Collectives::all_to_all(int w, const std::vector<double>& bytes_to) {
+  std::vector<simgrid::s4u::CommPtr> sends;
+  for (int v = 0; v < n_; ++v) {
+    if (v != w && bytes_to[v] > 0.0) {
+      sends.push_back(simgrid::s4u::Comm::sendto_async(cluster_.workers()[w].host,
+                                                       cluster_.workers()[v].host, bytes_to[v]));
+    }
+  }
+  for (auto& c : sends) c->wait();
+}
+
+void Collectives::step(int w, double dense_bytes, const std::vector<double>& blocks) {
+  all_reduce(w, dense_bytes);
+  all_gather(w, blocks);
+}
+
+int64_t Collectives::messages_per_step() const {
+  if (n_ < 2) return 0;
+  int64_t m = all_.messages(n_ - 1);  // the all-gather
+  if (algorithm_ == AllReduce::kRing) return m + all_.messages(2 * (n_ - 1));
+  const int nodes = n_ / g_;
+  return m + 2 * nodes_[0].messages(g_ - 1) + local_rank_[0].messages(2 * (nodes - 1));
 }
 
 }  // namespace gbasim

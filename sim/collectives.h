@@ -1,17 +1,23 @@
-// The collectives of a sync step on a ring of the workers: the all-reduce of the dense
-// gradient (2(N - 1) passes of size / N), then the all-gather of each worker's sparse rows
-// (N - 1 passes, the block of worker w - i at pass i), in one of two models
-// (cluster.ring_model):
-// - "messages": every pass a message to the next worker, received from the previous one:
-//   3(N - 1) messages a worker a step, 3N(N - 1) in all;
-// - "aggregate": the workers meet at a barrier, then each sends the next worker one message
-//   of all the bytes it would send in its passes and receives one, and waits the latency of
-//   the other passes: N messages a step, so that sync at thousands of workers costs what a
-//   server mode costs to simulate. Checked against "messages" by tests/collectives_test.py.
+// The collectives of a sync step (docs/cluster.md, "Collectives"): the all-reduce of the dense
+// gradient, then the all-gather of each worker's sparse rows on a ring of every worker (N - 1
+// passes, the block of worker w - i at pass i). The all-reduce (cluster.allreduce) is
+// - "ring": one ring of every worker, 2(N - 1) passes of size / N (reduce-scatter, then
+//   all-gather);
+// - "hierarchical", as NCCL's across GPU nodes of g workers: a reduce-scatter on the ring of
+//   each node's workers (g - 1 passes of size / g), an all-reduce of each worker's 1 / g on
+//   the ring of the workers of the same local rank on every node (g rings at once across the
+//   M nodes, 2(M - 1) passes of size / (g M)), an all-gather in each node (g - 1 passes).
+// Every ring is simulated in one of two models (cluster.ring_model):
+// - "messages": every pass a message to the next member, received from the previous one;
+// - "aggregate": the members meet at a barrier, then each sends the next one message of all
+//   the bytes of its passes and receives one, and waits the latency of the other passes: one
+//   message a member a collective, so that sync at thousands of workers costs what a server
+//   mode costs to simulate. Checked against "messages" by tests/collectives_test.py.
 #pragma once
 
 #include <simgrid/s4u.hpp>
 
+#include <string>
 #include <vector>
 
 #include "experiment/spec.h"
@@ -19,24 +25,48 @@
 
 namespace gbasim {
 
-class Ring {
+// A ring of some of the workers, in the order given.
+class RingGroup {
  public:
-  Ring(const Cluster& cluster, RingModel model);
+  RingGroup(const Cluster& cluster, std::vector<int> workers, RingModel model,
+            const std::string& name);
+  int size() const { return static_cast<int>(workers_.size()); }
+  // Member i's part of passes that send bytes[j] to the next member at pass j.
+  void run(int i, const std::vector<double>& bytes);
+  // Messages member i sends in `passes` passes.
+  int64_t messages(int64_t passes) const;
+
+ private:
+  void pass(int i, double bytes);
+
+  std::vector<int> workers_;
+  RingModel model_;
+  std::vector<simgrid::s4u::Mailbox*> mailboxes_;
+  simgrid::s4u::BarrierPtr barrier_;  // aggregate
+  std::vector<double> latency_;       // aggregate: of each member's route to the next, raw
+};
+
+class Collectives {
+ public:
+  Collectives(const Cluster& cluster, const ClusterSpec& spec);
   // Worker w's part of one step's all-reduce of `dense_bytes` and all-gather of `blocks` (by
   // worker; every worker's is set before any worker's collective starts).
   void step(int w, double dense_bytes, const std::vector<double>& blocks);
+  void all_reduce(int w, double bytes);
+  void all_gather(int w, const std::vector<double>& blocks);
+  // Every worker sends bytes_to[v] to every other worker v at once, point to point (as MPI's
+  // linear all-to-all): returns when w's sends have arrived.
+  void all_to_all(int w, const std::vector<double>& bytes_to);
   // Point-to-point messages of one step, per worker.
   int64_t messages_per_step() const;
 
  private:
-  void pass(int w, double bytes);
-  void aggregate(int w, double dense_bytes, const std::vector<double>& blocks);
-
-  int n_;
-  RingModel model_;
-  std::vector<simgrid::s4u::Mailbox*> mailboxes_;
-  simgrid::s4u::BarrierPtr barrier_;  // aggregate
-  std::vector<double> latency_;       // aggregate: of each worker's route to the next, raw
+  const Cluster& cluster_;
+  int n_, g_;
+  AllReduce algorithm_;
+  RingGroup all_;
+  std::vector<RingGroup> nodes_;       // hierarchical: node k's workers
+  std::vector<RingGroup> local_rank_;  // hierarchical: local rank i's workers on every node
 };
 
 }  // namespace gbasim

@@ -176,11 +176,7 @@ nlohmann::ordered_json Simulation::result() const {
 nlohmann::ordered_json run_simulation(const ExperimentSpec& spec,
                                       const std::function<void(const EvaluationPoint&)>& on_point,
                                       SimulationCost* cost) {
-  if (spec.cluster.network_model == "CM02") {
-    // Plain latency + size / bandwidth timing, as analytic checks expect.
-    sg4::Engine::set_config("network/model:CM02");
-    sg4::Engine::set_config("network/crosstraffic:0");
-  }
+  configure_network(spec.cluster);
   SimulationCost ignored;
   Simulation simulation(spec, on_point, cost != nullptr ? *cost : ignored);
   return simulation.run();

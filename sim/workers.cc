@@ -8,7 +8,7 @@ Workers::Workers(Training& training, const Cluster& cluster, Server& server)
     : training_(training),
       cluster_(cluster),
       server_(server),
-      ring_(cluster, training.spec().cluster.ring_model),
+      collectives_(cluster, training.spec().cluster),
       sparse_bytes_(training.workers(), 0.0) {
   if (cluster.machine() != nullptr) {
     for (int w = 0; w < training.workers(); ++w)
@@ -65,7 +65,7 @@ bool Workers::take_step(int w, int64_t step) {
   return true;
 }
 
-// Compute, ring all-reduce of the dense gradient and ring all-gather of the sparse rows,
+// Compute, the all-reduce of the dense gradient and the all-gather of the sparse rows,
 // local optimizer work, then the step.
 void Workers::sync_step(int w, int64_t step, const Admission& admission) {
   Gradient grad;
@@ -75,8 +75,8 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
 
   const double start = sg4::Engine::get_clock();
   if (training_.workers() > 1) {
-    ring_.step(w, 4.0 * static_cast<double>(training_.dense_values()), sparse_bytes_);
-    training_.count_messages(ring_.messages_per_step());
+    collectives_.step(w, 4.0 * static_cast<double>(training_.dense_values()), sparse_bytes_);
+    training_.count_messages(collectives_.messages_per_step());
   }
   training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
   cluster_.run_flops(
@@ -106,14 +106,16 @@ void Workers::spend_compute(int w, int64_t step) {
   } else {
     const auto& pai = training_.trace().pai;
     sg4::this_actor::execute(base * step_noise(spec.stragglers, w, step) *
-                             (pai ? pai->slowdown(w, step) : 1.0));
+                             (pai ? pai->slowdown(w, step) : 1.0) *
+                             cluster_.workers()[w].flops_factor);
   }
   training_.stats(w).compute_s += sg4::Engine::get_clock() - start;
 }
 
 void Workers::tenant(int w) {
   const StragglerConfig& g = training_.spec().stragglers;
-  const double busy_flops = g.colocated_duty * g.colocated_period_s * cluster_.workers()[w].speed;
+  const double busy_flops = g.colocated_duty * g.colocated_period_s * cluster_.workers()[w].speed *
+                            cluster_.workers()[w].flops_factor;
   while (true) {
     cluster_.run_flops(busy_flops);  // shares the host's core fairly with the worker
     sg4::this_actor::sleep_for((1.0 - g.colocated_duty) * g.colocated_period_s);

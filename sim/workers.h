@@ -1,6 +1,6 @@
 // The workers of a simulated run, one SimGrid actor each on its host, taking steps in the
 // mode in force at each admission: in a server mode admit, pull, compute, push; in sync
-// compute, then the ring's all-reduce and all-gather. Co-located tenants share some hosts.
+// compute, then the all-reduce and the all-gather (sim/collectives.h). Co-located tenants share some hosts.
 #pragma once
 
 #include <vector>
@@ -37,7 +37,7 @@ class Workers {
   Training& training_;
   const Cluster& cluster_;
   Server& server_;
-  Ring ring_;
+  Collectives collectives_;
   std::vector<double> sparse_bytes_;  // sync: each worker's sparse block this step
   std::vector<RankSlowdown> rank_slowdowns_;  // shared machine: each worker's, as ranks sleep
 };

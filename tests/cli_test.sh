@@ -101,6 +101,20 @@ check_spec_error '{"cluster": {"ps_service_seed": 3}}' "'cluster.ps_service_seed
 check_spec_error '{"cluster": {"time_slice_s": -1, "shared_cores": 2}}' "'cluster.time_slice_s' must not be negative"
 check_spec_error '{"training": {"gba": {"gamma": 2}}}' "'training.gba.gamma' must lie in (0, 1]"
 check_spec_error '{"training": ' "bad.json: not valid JSON"
+check_spec_error '{"cluster": {"gpus_per_node": 3}}' "'cluster.gpus_per_node' must divide training.workers"
+check_spec_error '{"cluster": {"fat_tree": {"nodes_per_switch": 8, "oversubscription": 3}}}' "'cluster.fat_tree.oversubscription' must be a positive divisor"
+check_spec_error '{"cluster": {"topology": "torus"}}' "'cluster.topology' must be \"star\" or \"fat_tree\", not 'torus'"
+check_spec_error '{"cluster": {"allreduce": "tree"}}' "'cluster.allreduce' must be \"ring\" or \"hierarchical\", not 'tree'"
+check_spec_error '{"cluster": {"gpus_per_node": 2}, "stragglers": {"network_rate_per_s": 1}}' "'stragglers.network_rate_per_s' slows a worker's own NIC"
+check_spec_error '{"cluster": {"roles": {"workers": ["a"]}}}' "'cluster.roles' names hosts of cluster.platform_xml, which is not given"
+check_spec_error '{"training": {"workers": 2}, "cluster": {"platform_xml": "p.xml", "ps_shards": 1, "roles": {"workers": ["a"], "servers": ["s"]}}}' "'cluster.roles.workers' must name one host a worker"
+check_spec_error '{"training": {"workers": 2}, "cluster": {"platform_xml": "p.xml", "ps_shards": 1, "roles": {"workers": ["a", "b"], "servers": ["s"]}}}' "'stragglers.transient_rate_per_s' changes a host's speed"
+# An XML platform: a file SimGrid cannot read, and a role naming a host the file lacks.
+xml_spec='{"training": {"workers": 2}, "stragglers": {"transient_rate_per_s": 0}, "cluster": {"platform_xml": "p.xml", "ps_shards": 1, "roles": {"workers": ["host-0", "HOST"], "servers": ["host-8"]}}}'
+echo "<platform version='4.1'><cluster id=" >"$work/p.xml"
+check_spec_error "$xml_spec" "p.xml: not a SimGrid platform SimGrid can read"
+cp "$(dirname "$0")/../platforms/star-9.xml" "$work/p.xml"
+check_spec_error "$xml_spec" "p.xml: 'cluster.roles.workers[1]' names host 'HOST', which the file lacks"
 msg=$("$gbasim" run --spec "$work/tiny.json" --set training.workers=x -q --out "$work/bad-out.json" 2>&1)
 grep -qF "'training.workers' must be an integer" <<<"$msg" || fail "--set with a bad value: $msg"
 
@@ -120,6 +134,13 @@ check_arguments_error "--seed must not be negative, got '-1'" train --seed -1 "$
 check_arguments_error "--data-seed must not be negative" data --data-seed -5
 check_arguments_error "SimGrid refused its arguments (--cfg=, --log=): Bad config key: nonsense" run --spec "$work/tiny.json" --cfg=nonsense:1 -q --out "$work/never.json"
 check_arguments_error "'nonsense' is not a SimGrid log setting" run --spec "$work/tiny.json" --log=nonsense -q --out "$work/never.json"
+help=$("$gbasim" collective --help) || fail "gbasim collective --help must succeed"
+grep -q -- '--sizes' <<<"$help" || fail "collective --help lists no --sizes"
+grep -q 'contexts/factory' <<<"$help" && fail "collective --help prints SimGrid's configuration keys"
+help=$("$gbasim" run --help) || fail "gbasim run --help must succeed"
+grep -q 'contexts/factory' <<<"$help" && fail "run --help prints SimGrid's configuration keys"
+check_arguments_error "--sizes: '12Q' is not a size in bytes" collective --spec "$work/tiny.json" --sizes 1M,12Q --out "$work/never.json"
+check_arguments_error "--op must be \"allreduce\", \"allgather\" or \"alltoall\", not 'bcast'" collective --spec "$work/tiny.json" --op bcast --out "$work/never.json"
 [ ! -e "$work/never.json" ] || fail "a refused command wrote a result"
 
 # A cluster file under the spec's own cluster keys.

@@ -1,0 +1,118 @@
+// gbasim collective: one collective at a few sizes on a spec's cluster, timed as nccl-tests
+// time NCCL's (docs/cluster.md, "Collectives").
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "cli/engine_args.h"
+#include "experiment/result.h"
+#include "sim/collective_timing.h"
+
+namespace gbasim {
+
+namespace po = boost::program_options;
+
+namespace {
+
+// "1M,16M,1e3": sizes in bytes, with K, M or G (powers of 1024, as nccl-tests read them).
+std::vector<double> parse_sizes(const std::string& text) {
+  std::vector<double> sizes;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ',');) {
+    double scale = 1.0;
+    std::string number = item;
+    if (!item.empty()) {
+      const char unit = item.back();
+      if (unit == 'K' || unit == 'k') scale = 1024.0;
+      if (unit == 'M' || unit == 'm') scale = 1024.0 * 1024.0;
+      if (unit == 'G' || unit == 'g') scale = 1024.0 * 1024.0 * 1024.0;
+      if (scale > 1.0) number.pop_back();
+    }
+    size_t used = 0;
+    double value = 0.0;
+    try {
+      value = std::stod(number, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != number.size() || !std::isfinite(value) || !(value * scale >= 1.0) ||
+        value * scale > 1e12) {
+      throw po::error("--sizes: '" + item +
+                      "' is not a size in bytes from 1 to 1e12 (a number, with K, M or G)");
+    }
+    sizes.push_back(value * scale);
+  }
+  if (sizes.empty()) throw po::error("--sizes: give at least one size");
+  return sizes;
+}
+
+}  // namespace
+
+int run_collective(int argc, char** argv) {
+  EngineArgs started = start_engine(argc, argv);
+  std::string spec_path, out_path, op_name = "allreduce", sizes_text = "1K,64K,1M,16M,128M";
+  std::vector<std::string> overrides;
+  po::options_description desc(
+      "gbasim collective --spec FILE [options]\n\n"
+      "Times one collective on the spec's cluster (training.workers ranks, one a worker host;\n"
+      "the all-reduce's cluster.allreduce and cluster.ring_model), at each size, as NVIDIA's\n"
+      "nccl-tests time NCCL's. Prints size, time, algorithm bandwidth (size / time) and bus\n"
+      "bandwidth (algorithm bandwidth x 2(n - 1) / n for an all-reduce, (n - 1) / n for the\n"
+      "others). SimGrid's --cfg=key:value and --log=... arguments are accepted too.\n\nOptions");
+  desc.add_options()("help,h", "show this help")(
+      "spec", po::value(&spec_path)->value_name("FILE"),
+      "experiment spec (JSON; its cluster section is read, docs/spec.md)")(
+      "set", po::value(&overrides)->composing()->value_name("KEY=VALUE"),
+      "override a spec key, e.g. --set cluster.allreduce=hierarchical (repeatable)")(
+      "op", po::value(&op_name)->value_name("NAME"),
+      "allreduce (default), allgather (on the ring of every worker) or alltoall (every pair "
+      "at once)")(
+      "sizes", po::value(&sizes_text)->value_name("LIST"),
+      "sizes in bytes, comma-separated, with K, M, G for powers of 1024: a rank's buffer "
+      "(allreduce, alltoall) or the gathered buffer (allgather); default 1K,64K,1M,16M,128M")(
+      "out", po::value(&out_path)->value_name("FILE"), "also write the table as JSON");
+  po::variables_map vm;
+  if (!parse_options(started.args, desc, vm)) return 0;
+  if (spec_path.empty()) throw po::error("--spec FILE is required");
+  CollectiveOp op;
+  try {
+    op = parse_collective(op_name);
+  } catch (const InputError& e) {
+    throw po::error(std::string("--op ") + e.what());
+  }
+  const std::vector<double> sizes = parse_sizes(sizes_text);
+  const ExperimentSpec spec = load_spec(spec_path, overrides);
+
+  const std::vector<CollectiveTiming> timings = time_collectives(spec, op, sizes);
+  const int n = spec.training.num_workers;
+  const double factor = bus_factor(op, n);
+  std::printf("# %s on %d ranks (%s, %s ring model, %d per node)\n", collective_name(op).c_str(), n,
+              allreduce_name(spec.cluster.allreduce).c_str(),
+              ring_model_name(spec.cluster.ring_model).c_str(), spec.cluster.gpus_per_node);
+  std::printf("%14s %14s %14s %14s\n", "size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)");
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const CollectiveTiming& t : timings) {
+    const double algbw = t.bytes / t.time_s / 1e9;
+    std::printf("%14.0f %14.2f %14.3f %14.3f\n", t.bytes, t.time_s * 1e6, algbw, algbw * factor);
+    rows.push_back({{"bytes", t.bytes},
+                    {"time_s", t.time_s},
+                    {"algbw_gb_s", algbw},
+                    {"busbw_gb_s", algbw * factor}});
+  }
+  if (!out_path.empty()) {
+    nlohmann::ordered_json doc = {{"op", collective_name(op)},
+                                  {"ranks", n},
+                                  {"allreduce", allreduce_name(spec.cluster.allreduce)},
+                                  {"ring_model", ring_model_name(spec.cluster.ring_model)},
+                                  {"spec", spec_to_json(spec)["cluster"]},
+                                  {"timings", rows}};
+    write_json_atomically(out_path, doc);
+  }
+  return 0;
+}
+
+}  // namespace gbasim

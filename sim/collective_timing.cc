@@ -1,0 +1,65 @@
+#include "sim/collective_timing.h"
+
+#include <simgrid/s4u.hpp>
+
+#include "base/error.h"
+#include "sim/cluster.h"
+#include "sim/collectives.h"
+
+namespace gbasim {
+
+CollectiveOp parse_collective(const std::string& name) {
+  if (name == "allreduce") return CollectiveOp::kAllReduce;
+  if (name == "allgather") return CollectiveOp::kAllGather;
+  if (name == "alltoall") return CollectiveOp::kAllToAll;
+  throw InputError("must be \"allreduce\", \"allgather\" or \"alltoall\", not '" + name + "'");
+}
+
+std::string collective_name(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kAllReduce: return "allreduce";
+    case CollectiveOp::kAllGather: return "allgather";
+    case CollectiveOp::kAllToAll: return "alltoall";
+  }
+  return "";
+}
+
+double bus_factor(CollectiveOp op, int ranks) {
+  const double n = ranks;
+  return op == CollectiveOp::kAllReduce ? 2.0 * (n - 1.0) / n : (n - 1.0) / n;
+}
+
+std::vector<CollectiveTiming> time_collectives(const ExperimentSpec& spec, CollectiveOp op,
+                                               const std::vector<double>& sizes) {
+  configure_network(spec.cluster);
+  const ReplayedTrace no_trace;
+  const Cluster cluster(spec, no_trace);
+  Collectives collectives(cluster, spec.cluster);
+  const int n = static_cast<int>(cluster.workers().size());
+  std::vector<CollectiveTiming> timings;
+  for (double s : sizes) timings.push_back({s, 0.0});
+  auto barrier = simgrid::s4u::Barrier::create(static_cast<unsigned>(n));
+  for (int w = 0; w < n; ++w) {
+    simgrid::s4u::Actor::create("rank-" + std::to_string(w), cluster.workers()[w].host, [&, w] {
+      for (CollectiveTiming& t : timings) {
+        barrier->wait();
+        const double start = simgrid::s4u::Engine::get_clock();
+        switch (op) {
+          case CollectiveOp::kAllReduce: collectives.all_reduce(w, t.bytes); break;
+          case CollectiveOp::kAllGather:
+            collectives.all_gather(w, std::vector<double>(n, t.bytes / n));
+            break;
+          case CollectiveOp::kAllToAll:
+            collectives.all_to_all(w, std::vector<double>(n, t.bytes / n));
+            break;
+        }
+        barrier->wait();
+        if (w == 0) t.time_s = simgrid::s4u::Engine::get_clock() - start;
+      }
+    });
+  }
+  simgrid::s4u::Engine::get_instance()->run();
+  return timings;
+}
+
+}  // namespace gbasim

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Each collective's simulated time against its alpha-beta formula under SimGrid's CM02 (plain
+latency + size / bandwidth, no cross-traffic), on small platforms built from the spec's cluster
+keys (`gbasim collective`): the ring all-reduce on a star, the hierarchical all-reduce on GPU
+nodes, the all-to-all on a star, and the all-to-all on a fat-tree with and without
+oversubscription. Each must agree within 0.1%.
+
+Usage: collective_times_test.py GBASIM DEMO_SPEC"""
+import sys
+
+from gbasim_run import collective_times
+
+TOLERANCE = 1e-3
+B, L = 3.125e9, 1e-5        # the NIC: bytes/s, seconds
+BI, LI = 1.5e11, 2e-6       # the intra-node link
+SIZES = [1 << 20, 16 << 20]
+BASE = ["cluster.network_model=CM02", "stragglers.transient_rate_per_s=0",
+        f"cluster.nic_bandwidth={B}", f"cluster.nic_latency={L}",
+        f"cluster.intra_node_bandwidth={BI}", f"cluster.intra_node_latency={LI}"]
+
+
+def ring(n, s):
+    """2(N - 1) passes of S / N, each over two NICs (the sender's up, the receiver's down)."""
+    return 2 * (n - 1) * (2 * L + s / n / B)
+
+
+def hierarchical(g, m, nics, s):
+    """Reduce-scatter in the node (g - 1 passes of S / g over two intra-node links), g rings
+    across the m nodes at once (2(m - 1) passes of S / (g m), the node's g flows sharing its
+    NICs), all-gather in the node."""
+    in_node = (g - 1) * (2 * LI + s / g / BI)
+    across = 2 * (m - 1) * (2 * LI + 2 * L + s / (g * m) / min(BI, nics * B / g))
+    return 2 * in_node + across
+
+
+def all_to_all_star(n, s):
+    """N - 1 flows of S / N leave every NIC at once, sharing it."""
+    return 2 * L + (n - 1) * (s / n) / B
+
+
+def all_to_all_fat_tree(n, k, over, s):
+    """Nodes 0..n-1 on leaf switches of k (n = 2k here), links without latency (CM02 shares a
+    link among flows in inverse proportion to their routes' latency, which would favour the
+    flows inside a switch): the k x k flows to the other switch share the leaf switch's
+    k / over uplinks (SimGrid routes them evenly by destination), and every node's n - 1 flows
+    its NIC; the tighter of the two bounds the time."""
+    up = k // over
+    return max(n - 1, k * k / up) * (s / n) / B
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    gbasim, spec = sys.argv[1:]
+    cases = []
+    for n in [2, 4, 8]:
+        cases.append((f"ring all-reduce, star, {n} workers", "allreduce",
+                      [f"training.workers={n}"], [ring(n, s) for s in SIZES]))
+    for g, m, nics in [(4, 2, 1), (4, 4, 1), (8, 2, 2)]:
+        cases.append((f"hierarchical all-reduce, {m} nodes of {g} GPUs, {nics} NIC(s)",
+                      "allreduce",
+                      [f"training.workers={g * m}", f"cluster.gpus_per_node={g}",
+                       f"cluster.nics_per_node={nics}", "cluster.allreduce=hierarchical"],
+                      [hierarchical(g, m, nics, s) for s in SIZES]))
+    for n in [4, 8]:
+        cases.append((f"all-to-all, star, {n} workers", "alltoall", [f"training.workers={n}"],
+                      [all_to_all_star(n, s) for s in SIZES]))
+    for over in [1, 2, 4]:
+        cases.append((f"all-to-all, fat-tree of 2 x 4 nodes, oversubscription {over}", "alltoall",
+                      ["training.workers=8", "cluster.topology=fat_tree", "cluster.nic_latency=0",
+                       "cluster.fat_tree.nodes_per_switch=4",
+                       f"cluster.fat_tree.oversubscription={over}"],
+                      [all_to_all_fat_tree(8, 4, over, s) for s in SIZES]))
+    failures = 0
+    for name, op, sets, want in cases:
+        got = collective_times(gbasim, spec, BASE + sets, op, SIZES)
+        for size, g, w in zip(SIZES, got, want):
+            error = (g - w) / w
+            ok = abs(error) <= TOLERANCE
+            failures += not ok
+            print(f"{'ok  ' if ok else 'FAIL'} {name}, {size} B: simulated {g * 1e3:.4f} ms, "
+                  f"formula {w * 1e3:.4f} ms ({100 * error:+.4f}%)")
+    print(f"collective times: {failures} of {len(cases) * len(SIZES)} outside "
+          f"{100 * TOLERANCE:.1f}%")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
