@@ -107,6 +107,8 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("network_model", c.network_model);
     v.named("ring_model", c.ring_model, parse_ring_model, ring_model_name);
     v.named("allreduce", c.allreduce, parse_allreduce, allreduce_name);
+    v.named("embedding_exchange", c.embedding_exchange, parse_embedding_exchange,
+            embedding_exchange_name);
     v.field("gpus_per_node", c.gpus_per_node);
     v.field("intra_node_bandwidth", c.intra_node_bandwidth);
     v.field("intra_node_latency", c.intra_node_latency);
@@ -409,6 +411,22 @@ AllReduce parse_allreduce(const std::string& name) {
 
 std::string allreduce_name(AllReduce algorithm) {
   return algorithm == AllReduce::kHierarchical ? "hierarchical" : "ring";
+}
+
+EmbeddingExchange parse_embedding_exchange(const std::string& name) {
+  if (name == "all_gather") return EmbeddingExchange::kAllGather;
+  if (name == "all_to_all") return EmbeddingExchange::kAllToAll;
+  if (name == "hybrid") return EmbeddingExchange::kHybrid;
+  throw InputError("must be \"all_gather\", \"all_to_all\" or \"hybrid\", not '" + name + "'");
+}
+
+std::string embedding_exchange_name(EmbeddingExchange exchange) {
+  switch (exchange) {
+    case EmbeddingExchange::kAllGather: return "all_gather";
+    case EmbeddingExchange::kAllToAll: return "all_to_all";
+    case EmbeddingExchange::kHybrid: return "hybrid";
+  }
+  return "";
 }
 
 std::string server_model_name(ServerModel model) {

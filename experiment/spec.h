@@ -37,6 +37,15 @@ enum class AllReduce { kRing, kHierarchical };
 // "ring", "hierarchical"; throws InputError for anything else.
 AllReduce parse_allreduce(const std::string& name);
 std::string allreduce_name(AllReduce algorithm);
+// How sync moves the embedding rows a step touches (sim/workers.h): every worker's rows to
+// every worker (a ring all-gather); the tables sharded over the workers, as TorchRec and
+// HugeCTR shard them (all-to-alls of the ids, the vectors and the row gradients); or the
+// tables on the parameter servers (pull and push of the rows), only the dense part
+// all-reduced.
+enum class EmbeddingExchange { kAllGather, kAllToAll, kHybrid };
+// "all_gather", "all_to_all", "hybrid"; throws InputError for anything else.
+EmbeddingExchange parse_embedding_exchange(const std::string& name);
+std::string embedding_exchange_name(EmbeddingExchange exchange);
 // "sharded", "one_queue"; throws InputError for anything else.
 ServerModel parse_server_model(const std::string& name);
 std::string server_model_name(ServerModel model);
@@ -57,6 +66,7 @@ struct ClusterSpec {
   std::string network_model = "LV08";  // SimGrid's network/model: LV08 or CM02
   RingModel ring_model = RingModel::kMessages;
   AllReduce allreduce = AllReduce::kRing;
+  EmbeddingExchange embedding_exchange = EmbeddingExchange::kAllGather;
   // Workers per node. 1: every worker a host with its own NIC, as a GPU server with one GPU.
   // g > 1: GPU nodes of g workers each, every worker's link to the node's switch
   // (intra_node_bandwidth, intra_node_latency: NVLink or PCIe), the node's NICs one link of

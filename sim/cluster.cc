@@ -66,13 +66,23 @@ sg4::Host* Cluster::create_worker(sg4::NetZone* zone, int w) {
   return s.host;
 }
 
-sg4::Host* Cluster::create_server(sg4::NetZone* zone, int p) {
+std::pair<NetPoint*, NetPoint*> Cluster::create_server(sg4::NetZone* zone, int p) {
   const ClusterSpec& c = spec_.cluster;
-  auto* host =
-      zone->create_host("ps-" + std::to_string(p), c.ps_speed)->set_core_count(c.ps_cores);
+  const std::string name = "ps-" + std::to_string(p);
+  sg4::NetZone* home = zone;
+  if (gpus_per_node_ > 1) {
+    // Beside GPU nodes a server is a zone of its own, its host the gateway: SimGrid 3.32 finds
+    // no route between a host inside a node's zone and a host directly in the zone above.
+    home = sg4::create_star_zone(name + "-zone");
+    home->set_parent(zone);
+  }
+  auto* host = home->create_host(name, c.ps_speed)->set_core_count(c.ps_cores);
   host->seal();
   servers_.push_back(host);
-  return host;
+  if (home == zone) return {host->get_netpoint(), nullptr};
+  home->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {}, true);
+  home->seal();
+  return {home->get_netpoint(), host->get_netpoint()};
 }
 
 std::pair<sg4::NetZone*, NetPoint*> Cluster::create_node(sg4::NetZone* parent, int k) {
@@ -143,8 +153,8 @@ void Cluster::build_star() {
     }
   }
   for (int p = 0; p < c.ps_shards; ++p) {
-    sg4::Host* host = create_server(zone, p);
-    connect(host->get_netpoint(), nullptr, host->get_name(), c.nic_bandwidth, -1);
+    auto [point, gateway] = create_server(zone, p);
+    connect(point, gateway, servers_.back()->get_name(), c.nic_bandwidth, -1);
   }
   zone->seal();
 }
@@ -170,7 +180,7 @@ void Cluster::build_fat_tree() {
       return {node->get_netpoint(), gateway};
     }
     if (k < nodes + spec_.cluster.ps_shards)
-      return {create_server(zone, k - nodes)->get_netpoint(), nullptr};
+      return create_server(zone, k - nodes);
     return {zone->create_router("unused-leaf-" + std::to_string(k)), nullptr};
   };
   sg4::create_fatTree_zone("cluster", nullptr, params, sg4::ClusterCallbacks(leaf),

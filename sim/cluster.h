@@ -56,7 +56,9 @@ class Cluster {
  private:
   // Worker w's host in `zone`, with its speed, persistent slowdown and speed profile.
   sg4::Host* create_worker(sg4::NetZone* zone, int w);
-  sg4::Host* create_server(sg4::NetZone* zone, int p);
+  // Server shard p's host in `zone`, or in a zone of its own below it beside GPU nodes;
+  // returns the netpoint to route to and its gateway (null for the host itself).
+  std::pair<NetPoint*, NetPoint*> create_server(sg4::NetZone* zone, int p);
   // Node k's zone of gpus_per_node worker hosts below `parent`, each on its own intra-node
   // link to the node's switch; returns the zone and the switch, its gateway.
   std::pair<sg4::NetZone*, NetPoint*> create_node(sg4::NetZone* parent, int k);

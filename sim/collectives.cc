@@ -65,6 +65,7 @@ Collectives::Collectives(const Cluster& cluster, const ClusterSpec& spec)
       n_(static_cast<int>(cluster.workers().size())),
       g_(cluster.gpus_per_node()),
       algorithm_(spec.allreduce),
+      barrier_(simgrid::s4u::Barrier::create(static_cast<unsigned>(n_))),
       all_(cluster, range(0, n_, 1), spec.ring_model, "ring") {
   if (algorithm_ == AllReduce::kHierarchical) {
     const int m = n_ / g_;
@@ -109,17 +110,23 @@ void Collectives::all_to_all(int w, const std::vector<double>& bytes_to) {
   for (auto& c : sends) c->wait();
 }
 
+void Collectives::barrier() const { barrier_->wait(); }
+
 void Collectives::step(int w, double dense_bytes, const std::vector<double>& blocks) {
   all_reduce(w, dense_bytes);
   all_gather(w, blocks);
 }
 
+int64_t Collectives::messages_per_all_reduce() const {
+  if (n_ < 2) return 0;
+  if (algorithm_ == AllReduce::kRing) return all_.messages(2 * (n_ - 1));
+  const int nodes = n_ / g_;
+  return 2 * nodes_[0].messages(g_ - 1) + local_rank_[0].messages(2 * (nodes - 1));
+}
+
 int64_t Collectives::messages_per_step() const {
   if (n_ < 2) return 0;
-  int64_t m = all_.messages(n_ - 1);  // the all-gather
-  if (algorithm_ == AllReduce::kRing) return m + all_.messages(2 * (n_ - 1));
-  const int nodes = n_ / g_;
-  return m + 2 * nodes_[0].messages(g_ - 1) + local_rank_[0].messages(2 * (nodes - 1));
+  return messages_per_all_reduce() + all_.messages(n_ - 1);  // and the all-gather
 }
 
 }  // namespace gbasim

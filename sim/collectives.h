@@ -57,13 +57,17 @@ class Collectives {
   // Every worker sends bytes_to[v] to every other worker v at once, point to point (as MPI's
   // linear all-to-all): returns when w's sends have arrived.
   void all_to_all(int w, const std::vector<double>& bytes_to);
-  // Point-to-point messages of one step, per worker.
+  // Waits for every worker (after an all-to-all: until every worker's bytes have arrived).
+  void barrier() const;
+  // Point-to-point messages of one step (all-reduce and all-gather), per worker.
   int64_t messages_per_step() const;
+  int64_t messages_per_all_reduce() const;
 
  private:
   const Cluster& cluster_;
   int n_, g_;
   AllReduce algorithm_;
+  simgrid::s4u::BarrierPtr barrier_;
   RingGroup all_;
   std::vector<RingGroup> nodes_;       // hierarchical: node k's workers
   std::vector<RingGroup> local_rank_;  // hierarchical: local rank i's workers on every node

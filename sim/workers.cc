@@ -9,7 +9,8 @@ Workers::Workers(Training& training, const Cluster& cluster, Server& server)
       cluster_(cluster),
       server_(server),
       collectives_(cluster, training.spec().cluster),
-      sparse_bytes_(training.workers(), 0.0) {
+      sparse_bytes_(training.workers(), 0.0),
+      lookups_(training.workers()) {
   if (cluster.machine() != nullptr) {
     for (int w = 0; w < training.workers(); ++w)
       rank_slowdowns_.emplace_back(training.spec(), training.trace(), w);
@@ -65,20 +66,67 @@ bool Workers::take_step(int w, int64_t step) {
   return true;
 }
 
-// Compute, the all-reduce of the dense gradient and the all-gather of the sparse rows,
-// local optimizer work, then the step.
+// The rows' exchange before the compute (all_to_all: the ids to their owners, the vectors
+// back; hybrid: the pull from the shards), the compute, the rows' exchange after it (the
+// all-gather, or the row gradients to their owners or the shards), the all-reduce of the dense
+// gradient, local optimizer work, then the step.
 void Workers::sync_step(int w, int64_t step, const Admission& admission) {
   Gradient grad;
   training_.gradient_of(training_.next_batch(w), grad);
-  sparse_bytes_[w] = total(shard_bytes(grad, 0, training_.table_dims(), 1, 4.0, 8.0));
+  const EmbeddingExchange exchange = training_.spec().cluster.embedding_exchange;
+  const auto& dims = training_.table_dims();
+  const int n = training_.workers();
+  // Bytes of w's rows by owner (a worker, or a server shard): ids (8 bytes a row), vectors
+  // (4 a value) and gradients (both).
+  const int owners = exchange == EmbeddingExchange::kHybrid
+                         ? static_cast<int>(cluster_.servers().size())
+                         : n;
+  const bool gather = exchange == EmbeddingExchange::kAllGather;
+  const std::vector<double> ids = gather ? std::vector<double>{} : shard_bytes(grad, 0, dims, owners, 0.0, 8.0);
+  const std::vector<double> rows = shard_bytes(grad, 0, dims, gather ? 1 : owners, 4.0, 8.0);
+  if (gather) sparse_bytes_[w] = total(rows);
+  double comm_s = 0.0;
+  auto timed = [&](const std::function<void()>& part) {
+    const double start = sg4::Engine::get_clock();
+    part();
+    comm_s += sg4::Engine::get_clock() - start;
+  };
+  if (exchange == EmbeddingExchange::kAllToAll && n > 1) {
+    timed([&] {
+      lookups_[w] = shard_bytes(grad, 0, dims, n, 4.0, 0.0);
+      collectives_.all_to_all(w, ids);
+      collectives_.barrier();  // every worker's lookups are known and its ids have arrived
+      std::vector<double> answers(n);
+      for (int v = 0; v < n; ++v) answers[v] = lookups_[v][w];
+      collectives_.all_to_all(w, answers);
+      collectives_.barrier();
+    });
+    training_.count_messages(3 * (n - 1));  // with the gradients' all-to-all below
+  } else if (exchange == EmbeddingExchange::kHybrid) {
+    timed([&] { exchange_with_servers(w, ids, shard_bytes(grad, 0, dims, owners, 4.0, 0.0)); });
+    training_.count_messages(3 * owners);  // with the push below
+  }
   spend_compute(w, step);
 
-  const double start = sg4::Engine::get_clock();
-  if (training_.workers() > 1) {
-    collectives_.step(w, 4.0 * static_cast<double>(training_.dense_values()), sparse_bytes_);
-    training_.count_messages(collectives_.messages_per_step());
+  if (n > 1 || exchange == EmbeddingExchange::kHybrid) {
+    timed([&] {
+      if (exchange == EmbeddingExchange::kAllGather) {
+        collectives_.step(w, 4.0 * static_cast<double>(training_.dense_values()), sparse_bytes_);
+      } else {
+        if (exchange == EmbeddingExchange::kAllToAll && n > 1) {
+          collectives_.all_to_all(w, rows);
+          collectives_.barrier();
+        } else if (exchange == EmbeddingExchange::kHybrid) {
+          exchange_with_servers(w, rows, {});
+          charge_servers(grad);
+        }
+        collectives_.all_reduce(w, 4.0 * static_cast<double>(training_.dense_values()));
+      }
+    });
+    training_.count_messages(gather ? collectives_.messages_per_step()
+                                    : collectives_.messages_per_all_reduce());
   }
-  training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
+  training_.stats(w).comm_s += comm_s;
   cluster_.run_flops(
       training_.spec().cost.update_flops_per_value *
       static_cast<double>(updated_values(grad, training_.dense_values(), training_.table_dims())));
@@ -90,6 +138,39 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
     move = training_.take_owed_move();
   }
   if (move) training_.move_model(*move, cluster_);  // the last gradient of the step before a switch
+}
+
+void Workers::exchange_with_servers(int w, const std::vector<double>& to_servers,
+                                    const std::vector<double>& from_servers) {
+  const auto& servers = cluster_.servers();
+  sg4::Host* me = cluster_.workers()[w].host;
+  std::vector<sg4::CommPtr> comms;
+  for (size_t p = 0; p < servers.size(); ++p)
+    if (to_servers[p] > 0.0) comms.push_back(sg4::Comm::sendto_async(me, servers[p], to_servers[p]));
+  for (auto& c : comms) c->wait();
+  comms.clear();
+  for (size_t p = 0; p < from_servers.size(); ++p) {
+    if (from_servers[p] > 0.0)
+      comms.push_back(sg4::Comm::sendto_async(servers[p], me, from_servers[p]));
+  }
+  for (auto& c : comms) c->wait();
+}
+
+void Workers::charge_servers(const Gradient& grad) {
+  // The shards' optimizer work on the rows they hold, on their cores, before the push returns.
+  const auto& servers = cluster_.servers();
+  const std::vector<double> values = shard_bytes(grad, 0, training_.table_dims(),
+                                                 static_cast<int>(servers.size()), 1.0, 0.0);
+  std::vector<sg4::ExecPtr> work;
+  for (size_t p = 0; p < servers.size(); ++p) {
+    if (values[p] > 0.0) {
+      work.push_back(sg4::this_actor::exec_init(training_.spec().cost.update_flops_per_value *
+                                                values[p])
+                         ->set_host(servers[p])
+                         ->start());
+    }
+  }
+  for (auto& e : work) e->wait();
 }
 
 void Workers::spend_compute(int w, int64_t step) {

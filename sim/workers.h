@@ -27,6 +27,12 @@ class Workers {
   // sync, admit and sync_step. False when the run has stopped.
   bool take_step(int w, int64_t step);
   void sync_step(int w, int64_t step, const Admission& admission);
+  // cluster.embedding_exchange "hybrid": w sends each server shard its bytes, then each shard
+  // sends w its bytes (the shards' messages at once).
+  void exchange_with_servers(int w, const std::vector<double>& to_servers,
+                             const std::vector<double>& from_servers);
+  // The server shards' optimizer work on the rows of `grad` they hold.
+  void charge_servers(const Gradient& grad);
   // Spends the simulated time of one local batch's compute on the worker's host: its flops
   // at the host's speed (under its speed profile), times the step's noise and replayed trace
   // slowdown; on a shared machine, the compute and then the sleep of a real rank.
@@ -39,6 +45,8 @@ class Workers {
   Server& server_;
   Collectives collectives_;
   std::vector<double> sparse_bytes_;  // sync: each worker's sparse block this step
+  // all_to_all: the vector bytes each worker asks of each owner this step
+  std::vector<std::vector<double>> lookups_;
   std::vector<RankSlowdown> rank_slowdowns_;  // shared machine: each worker's, as ranks sleep
 };
 

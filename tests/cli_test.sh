@@ -104,6 +104,7 @@ check_spec_error '{"training": ' "bad.json: not valid JSON"
 check_spec_error '{"cluster": {"gpus_per_node": 3}}' "'cluster.gpus_per_node' must divide training.workers"
 check_spec_error '{"cluster": {"fat_tree": {"nodes_per_switch": 8, "oversubscription": 3}}}' "'cluster.fat_tree.oversubscription' must be a positive divisor"
 check_spec_error '{"cluster": {"topology": "torus"}}' "'cluster.topology' must be \"star\" or \"fat_tree\", not 'torus'"
+check_spec_error '{"cluster": {"embedding_exchange": "scatter"}}' "'cluster.embedding_exchange' must be \"all_gather\", \"all_to_all\" or \"hybrid\", not 'scatter'"
 check_spec_error '{"cluster": {"allreduce": "tree"}}' "'cluster.allreduce' must be \"ring\" or \"hierarchical\", not 'tree'"
 check_spec_error '{"cluster": {"gpus_per_node": 2}, "stragglers": {"network_rate_per_s": 1}}' "'stragglers.network_rate_per_s' slows a worker's own NIC"
 check_spec_error '{"cluster": {"roles": {"workers": ["a"]}}}' "'cluster.roles' names hosts of cluster.platform_xml, which is not given"
@@ -134,6 +135,20 @@ check_arguments_error "--seed must not be negative, got '-1'" train --seed -1 "$
 check_arguments_error "--data-seed must not be negative" data --data-seed -5
 check_arguments_error "SimGrid refused its arguments (--cfg=, --log=): Bad config key: nonsense" run --spec "$work/tiny.json" --cfg=nonsense:1 -q --out "$work/never.json"
 check_arguments_error "'nonsense' is not a SimGrid log setting" run --spec "$work/tiny.json" --log=nonsense -q --out "$work/never.json"
+# Every mode runs on GPU nodes (a star and a fat-tree) and with each embedding exchange.
+for topology in star fat_tree; do
+  for mode in sync gba; do
+    "$gbasim" run --spec "$work/tiny.json" --set training.mode=$mode --set training.workers=4 \
+      --set cluster.gpus_per_node=2 --set cluster.topology=$topology --set cluster.allreduce=hierarchical \
+      -q --out "$work/nodes.json" >/dev/null 2>"$work/nodes.err" \
+      || fail "$mode on GPU nodes ($topology): $(head -3 "$work/nodes.err")"
+  done
+done
+for exchange in all_to_all hybrid; do
+  "$gbasim" run --spec "$work/tiny.json" --set training.mode=sync --set cluster.embedding_exchange=$exchange \
+    -q --out "$work/exchange.json" >/dev/null 2>"$work/exchange.err" \
+    || fail "sync with embedding_exchange $exchange: $(head -3 "$work/exchange.err")"
+done
 help=$("$gbasim" collective --help) || fail "gbasim collective --help must succeed"
 grep -q -- '--sizes' <<<"$help" || fail "collective --help lists no --sizes"
 grep -q 'contexts/factory' <<<"$help" && fail "collective --help prints SimGrid's configuration keys"
