@@ -1,5 +1,5 @@
-"""One `gbasim run` for the Python tests: the summary of its result, or the test's end with
-gbasim's error."""
+"""One `gbasim run` or `gbasim collective` for the Python tests: what its JSON output says, or
+the test's end with gbasim's error."""
 import json
 import os
 import subprocess
@@ -7,31 +7,29 @@ import sys
 import tempfile
 
 
-def run_summary(gbasim, spec, sets):
-    """Runs `spec` with the "key=value" overrides `sets`; returns the result's summary."""
+def _output(command, sets):
+    """Runs `command` with the "key=value" overrides `sets` and "--out FILE"; returns FILE's
+    JSON."""
     with tempfile.TemporaryDirectory() as work:
-        out = os.path.join(work, "result.json")
-        command = [gbasim, "run", "--spec", spec, "-q", "--out", out]
+        out = os.path.join(work, "out.json")
+        command = command + ["--out", out]
         for s in sets:
             command += ["--set", s]
         done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if done.returncode != 0:
             sys.exit(f"FAIL: {' '.join(command)}: {done.stderr.strip()}")
         with open(out) as f:
-            return json.load(f)["summary"]
+            return json.load(f)
+
+
+def run_summary(gbasim, spec, sets):
+    """Runs `spec` with the "key=value" overrides `sets`; returns the result's summary."""
+    return _output([gbasim, "run", "--spec", spec, "-q"], sets)["summary"]
 
 
 def collective_times(gbasim, spec, sets, op, sizes):
     """Runs `gbasim collective` of `op` at `sizes` (bytes) on `spec` with the overrides `sets`;
     returns the simulated time of each size, in seconds."""
-    with tempfile.TemporaryDirectory() as work:
-        out = os.path.join(work, "collective.json")
-        command = [gbasim, "collective", "--spec", spec, "--op", op, "--out", out,
-                   "--sizes", ",".join(str(int(s)) for s in sizes)]
-        for s in sets:
-            command += ["--set", s]
-        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if done.returncode != 0:
-            sys.exit(f"FAIL: {' '.join(command)}: {done.stderr.strip()}")
-        with open(out) as f:
-            return [t["time_s"] for t in json.load(f)["timings"]]
+    doc = _output([gbasim, "collective", "--spec", spec, "--op", op,
+                   "--sizes", ",".join(str(int(s)) for s in sizes)], sets)
+    return [t["time_s"] for t in doc["timings"]]
