@@ -109,6 +109,7 @@ void visit(V& v, ExperimentSpec& s) {
     v.named("allreduce", c.allreduce, parse_allreduce, allreduce_name);
     v.named("embedding_exchange", c.embedding_exchange, parse_embedding_exchange,
             embedding_exchange_name);
+    v.field("tree_chunk_bytes", c.tree_chunk_bytes);
     v.field("gpus_per_node", c.gpus_per_node);
     v.field("intra_node_bandwidth", c.intra_node_bandwidth);
     v.field("intra_node_latency", c.intra_node_latency);
@@ -406,11 +407,17 @@ std::string topology_name(Topology topology) {
 AllReduce parse_allreduce(const std::string& name) {
   if (name == "ring") return AllReduce::kRing;
   if (name == "hierarchical") return AllReduce::kHierarchical;
-  throw InputError("must be \"ring\" or \"hierarchical\", not '" + name + "'");
+  if (name == "tree") return AllReduce::kTree;
+  throw InputError("must be \"ring\", \"hierarchical\" or \"tree\", not '" + name + "'");
 }
 
 std::string allreduce_name(AllReduce algorithm) {
-  return algorithm == AllReduce::kHierarchical ? "hierarchical" : "ring";
+  switch (algorithm) {
+    case AllReduce::kRing: return "ring";
+    case AllReduce::kHierarchical: return "hierarchical";
+    case AllReduce::kTree: return "tree";
+  }
+  return "";
 }
 
 EmbeddingExchange parse_embedding_exchange(const std::string& name) {
@@ -538,6 +545,7 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
     fail("cluster.gpus_per_node", "must divide training.workers (nodes are alike)");
   within("cluster.intra_node_bandwidth", c.intra_node_bandwidth, 1e3, 1e13);  // bytes/s
   within("cluster.intra_node_latency", c.intra_node_latency, 0.0, 1.0);       // seconds
+  within("cluster.tree_chunk_bytes", c.tree_chunk_bytes, 1.0, 1e12);
   if (c.nics_per_node < 1 || c.nics_per_node > 64)
     fail("cluster.nics_per_node", "must lie in [1, 64]");
   const int per_switch = c.fat_tree_nodes_per_switch, over = c.fat_tree_oversubscription;

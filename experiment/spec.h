@@ -32,9 +32,10 @@ Topology parse_topology(const std::string& name);
 std::string topology_name(Topology topology);
 // Sync's all-reduce of the dense gradient (sim/collectives.h): one ring of every worker, or
 // NCCL's hierarchical one (reduce-scatter in the node, rings across nodes, all-gather in the
-// node).
-enum class AllReduce { kRing, kHierarchical };
-// "ring", "hierarchical"; throws InputError for anything else.
+// node), or NCCL's double binary tree (a reduce up and a broadcast down two trees, each
+// carrying half, pipelined in chunks).
+enum class AllReduce { kRing, kHierarchical, kTree };
+// "ring", "hierarchical", "tree"; throws InputError for anything else.
 AllReduce parse_allreduce(const std::string& name);
 std::string allreduce_name(AllReduce algorithm);
 // How sync moves the embedding rows a step touches (sim/workers.h): every worker's rows to
@@ -67,6 +68,9 @@ struct ClusterSpec {
   RingModel ring_model = RingModel::kMessages;
   AllReduce allreduce = AllReduce::kRing;
   EmbeddingExchange embedding_exchange = EmbeddingExchange::kAllGather;
+  // allreduce "tree": the chunk each tree pass carries (NCCL's default 4 MiB buffer in its
+  // 8 steps).
+  double tree_chunk_bytes = 524288;
   // Workers per node. 1: every worker a host with its own NIC, as a GPU server with one GPU.
   // g > 1: GPU nodes of g workers each, every worker's link to the node's switch
   // (intra_node_bandwidth, intra_node_latency: NVLink or PCIe), the node's NICs one link of

@@ -2,6 +2,9 @@
 
 #include <xbt/config.hpp>
 
+#include <algorithm>
+#include <cmath>
+
 namespace gbasim {
 
 RingGroup::RingGroup(const Cluster& cluster, std::vector<int> workers, RingModel model,
@@ -66,7 +69,18 @@ Collectives::Collectives(const Cluster& cluster, const ClusterSpec& spec)
       g_(cluster.gpus_per_node()),
       algorithm_(spec.allreduce),
       barrier_(simgrid::s4u::Barrier::create(static_cast<unsigned>(n_))),
+      tree_chunk_bytes_(spec.tree_chunk_bytes),
       all_(cluster, range(0, n_, 1), spec.ring_model, "ring") {
+  if (algorithm_ == AllReduce::kTree) {
+    for (int t = 0; t < 2; ++t) {
+      for (int r = 0; r < n_; ++r) {
+        const std::string name = "tree-" + std::to_string(t) + "-" + std::to_string(r);
+        tree_down_.push_back(simgrid::s4u::Mailbox::by_name(name + "-down"));
+        for (int k = 0; k < 2; ++k)
+          tree_up_.push_back(simgrid::s4u::Mailbox::by_name(name + "-up-" + std::to_string(k)));
+      }
+    }
+  }
   if (algorithm_ == AllReduce::kHierarchical) {
     const int m = n_ / g_;
     for (int k = 0; k < m; ++k)
@@ -80,6 +94,7 @@ Collectives::Collectives(const Cluster& cluster, const ClusterSpec& spec)
 
 void Collectives::all_reduce(int w, double bytes) {
   if (n_ < 2) return;
+  if (algorithm_ == AllReduce::kTree) return tree_all_reduce(w, bytes);
   if (algorithm_ == AllReduce::kRing) {
     all_.run(w, std::vector<double>(2 * (n_ - 1), bytes / n_));
     return;
@@ -90,6 +105,67 @@ void Collectives::all_reduce(int w, double bytes) {
   node.run(w % g_, in_node);  // reduce-scatter: worker w holds 1 / g of the node's sum
   local_rank_[w % g_].run(w / g_, std::vector<double>(2 * (m - 1), bytes / (g_ * m)));
   node.run(w % g_, in_node);  // all-gather
+}
+
+void Collectives::tree_all_reduce(int w, double bytes) {
+  namespace s4u = simgrid::s4u;
+  constexpr int kWindow = 8;  // chunks a rank can take in ahead of its work (NCCL's 8 steps)
+  const int chunks = tree_chunks(bytes);
+  const double chunk = bytes / 2.0 / chunks;
+  static int token = 0;  // every chunk's payload: the receivers only count them
+  int* landed = nullptr;  // where the chunks land; nobody reads them
+  std::vector<s4u::CommPtr> sends;
+  for (int phase = 0; phase < 2; ++phase) {  // the reduce up, then the broadcast down
+    // Tree t: the mailboxes w takes its chunks from, and those it sends them to.
+    std::vector<s4u::Mailbox*> from[2], to[2];
+    for (int t = 0; t < 2; ++t) {
+      const int r = t == 0 ? w : n_ - 1 - w;  // w's rank in tree t
+      for (int k = 0; k < 2; ++k) {
+        const int child = 2 * r + 1 + k;
+        if (child >= n_) continue;
+        (phase == 0 ? from[t] : to[t])
+            .push_back(phase == 0 ? tree_up_[(t * n_ + r) * 2 + k] : tree_down_[t * n_ + child]);
+      }
+      if (r > 0) {
+        (phase == 0 ? to[t] : from[t])
+            .push_back(phase == 0 ? tree_up_[(t * n_ + (r - 1) / 2) * 2 + (r - 1) % 2]
+                                  : tree_down_[t * n_ + r]);
+      }
+    }
+    // receives[t][c]: chunk c's pieces from tree t, each tree's posted up to kWindow chunks
+    // ahead of the one it works on. The trees go on independently, so that a rank waiting in
+    // one does not hold up the other.
+    std::vector<std::vector<s4u::CommPtr>> receives[2];
+    int next[2] = {0, 0};
+    auto post_window = [&](int t) {
+      while (static_cast<int>(receives[t].size()) < std::min(chunks, next[t] + kWindow)) {
+        receives[t].emplace_back();
+        for (s4u::Mailbox* box : from[t]) receives[t].back().push_back(box->get_async<int>(&landed));
+      }
+    };
+    while (true) {
+      std::vector<s4u::CommPtr> pending;
+      size_t first = 0;
+      for (int t = 0; t < 2; ++t) {
+        post_window(t);
+        while (next[t] < chunks && receives[t][next[t]].empty()) {
+          for (s4u::Mailbox* box : to[t]) sends.push_back(box->put_async(&token, chunk));
+          ++next[t];
+          post_window(t);
+        }
+        if (next[t] < chunks) {
+          auto& current = receives[t][next[t]];
+          pending.insert(pending.end(), current.begin(), current.end());
+        }
+        if (t == 0) first = pending.size();
+      }
+      if (pending.empty()) break;  // both trees through every chunk
+      const auto done = static_cast<size_t>(s4u::Comm::wait_any(pending));
+      auto& list = done < first ? receives[0][next[0]] : receives[1][next[1]];
+      list.erase(list.begin() + static_cast<long>(done < first ? done : done - first));
+    }
+  }
+  for (auto& comm : sends) comm->wait();
 }
 
 void Collectives::all_gather(int w, const std::vector<double>& blocks) {
@@ -117,16 +193,28 @@ void Collectives::step(int w, double dense_bytes, const std::vector<double>& blo
   all_gather(w, blocks);
 }
 
-int64_t Collectives::messages_per_all_reduce() const {
+int64_t Collectives::messages_per_all_reduce(int w, double bytes) const {
   if (n_ < 2) return 0;
   if (algorithm_ == AllReduce::kRing) return all_.messages(2 * (n_ - 1));
+  if (algorithm_ == AllReduce::kTree) {  // a message a chunk on each edge, up and down
+    int64_t edges = 0;
+    for (int t = 0; t < 2; ++t) {
+      const int r = t == 0 ? w : n_ - 1 - w;
+      edges += (r > 0) + (2 * r + 1 < n_) + (2 * r + 2 < n_);
+    }
+    return edges * tree_chunks(bytes);
+  }
   const int nodes = n_ / g_;
   return 2 * nodes_[0].messages(g_ - 1) + local_rank_[0].messages(2 * (nodes - 1));
 }
 
-int64_t Collectives::messages_per_step() const {
+int64_t Collectives::messages_per_step(int w, double dense_bytes) const {
   if (n_ < 2) return 0;
-  return messages_per_all_reduce() + all_.messages(n_ - 1);  // and the all-gather
+  return messages_per_all_reduce(w, dense_bytes) + all_.messages(n_ - 1);  // and the all-gather
+}
+
+int Collectives::tree_chunks(double bytes) const {
+  return std::max(1, static_cast<int>(std::ceil(bytes / 2.0 / tree_chunk_bytes_)));
 }
 
 }  // namespace gbasim

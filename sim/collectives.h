@@ -7,6 +7,13 @@
 //   each node's workers (g - 1 passes of size / g), an all-reduce of each worker's 1 / g on
 //   the ring of the workers of the same local rank on every node (g rings at once across the
 //   M nodes, 2(M - 1) passes of size / (g M)), an all-gather in each node (g - 1 passes).
+// - "tree", NCCL's double binary tree: the first tree in heap order (the parent of rank r is
+//   (r - 1) / 2), the second its mirror (rank r there is rank n - 1 - r here), so that a rank
+//   inner in one is a leaf in the other; each carries half of the size, in chunks of
+//   cluster.tree_chunk_bytes: a rank takes each chunk from its children, then sends it to its
+//   parent (a reduce), then takes it from its parent and sends it to its children (a
+//   broadcast), the chunks one after another, so that chunks pipeline up and down the trees;
+//   always a message a chunk and edge (no aggregate model).
 // Every ring is simulated in one of two models (cluster.ring_model):
 // - "messages": every pass a message to the next member, received from the previous one;
 // - "aggregate": the members meet at a barrier, then each sends the next one message of all
@@ -59,15 +66,21 @@ class Collectives {
   void all_to_all(int w, const std::vector<double>& bytes_to);
   // Waits for every worker (after an all-to-all: until every worker's bytes have arrived).
   void barrier() const;
-  // Point-to-point messages of one step (all-reduce and all-gather), per worker.
-  int64_t messages_per_step() const;
-  int64_t messages_per_all_reduce() const;
+  // Point-to-point messages worker w sends in one step's all-reduce of `dense_bytes` and
+  // all-gather, or in the all-reduce alone.
+  int64_t messages_per_step(int w, double dense_bytes) const;
+  int64_t messages_per_all_reduce(int w, double bytes) const;
 
  private:
+  void tree_all_reduce(int w, double bytes);
+  int tree_chunks(double bytes) const;  // a tree's half of `bytes` in chunks
   const Cluster& cluster_;
   int n_, g_;
   AllReduce algorithm_;
   simgrid::s4u::BarrierPtr barrier_;
+  double tree_chunk_bytes_;
+  std::vector<simgrid::s4u::Mailbox*> tree_up_;    // tree t, rank r, child k: (t n + r) 2 + k
+  std::vector<simgrid::s4u::Mailbox*> tree_down_;  // tree t, rank r: t n + r
   RingGroup all_;
   std::vector<RingGroup> nodes_;       // hierarchical: node k's workers
   std::vector<RingGroup> local_rank_;  // hierarchical: local rank i's workers on every node

@@ -123,8 +123,9 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
         collectives_.all_reduce(w, 4.0 * static_cast<double>(training_.dense_values()));
       }
     });
-    training_.count_messages(gather ? collectives_.messages_per_step()
-                                    : collectives_.messages_per_all_reduce());
+    const double dense = 4.0 * static_cast<double>(training_.dense_values());
+    training_.count_messages(gather ? collectives_.messages_per_step(w, dense)
+                                    : collectives_.messages_per_all_reduce(w, dense));
   }
   training_.stats(w).comm_s += comm_s;
   cluster_.run_flops(

@@ -2,7 +2,7 @@
 """Each collective's simulated time against its alpha-beta formula under SimGrid's CM02 (plain
 latency + size / bandwidth, no cross-traffic), on small platforms built from the spec's cluster
 keys (`gbasim collective`): the ring all-reduce on a star, the hierarchical all-reduce on GPU
-nodes, the all-to-all on a star, and the all-to-all on a fat-tree with and without
+nodes, the tree all-reduce in one chunk (and that its chunks pipeline), the all-to-all on a star, and the all-to-all on a fat-tree with and without
 oversubscription. Each must agree within 0.1%.
 
 Usage: collective_times_test.py GBASIM DEMO_SPEC"""
@@ -31,6 +31,13 @@ def hierarchical(g, m, nics, s):
     in_node = (g - 1) * (2 * LI + s / g / BI)
     across = 2 * (m - 1) * (2 * LI + 2 * L + s / (g * m) / min(BI, nics * B / g))
     return 2 * in_node + across
+
+
+def tree(n, s):
+    """NCCL's double binary tree, each carrying S / 2 in one chunk: on 2 workers each sends the
+    other its half up, then down (4 latencies, S / B); on 3, the inner rank of each tree takes
+    both children's halves on its link (S / B a phase)."""
+    return {2: 4 * L + s / B, 3: 4 * L + 2 * s / B}[n]
 
 
 def all_to_all_star(n, s):
@@ -62,6 +69,10 @@ def main():
                       [f"training.workers={g * m}", f"cluster.gpus_per_node={g}",
                        f"cluster.nics_per_node={nics}", "cluster.allreduce=hierarchical"],
                       [hierarchical(g, m, nics, s) for s in SIZES]))
+    for n in [2, 3]:
+        cases.append((f"tree all-reduce, one chunk, {n} workers", "allreduce",
+                      [f"training.workers={n}", "cluster.allreduce=tree",
+                       "cluster.tree_chunk_bytes=1e12"], [tree(n, s) for s in SIZES]))
     for n in [4, 8]:
         cases.append((f"all-to-all, star, {n} workers", "alltoall", [f"training.workers={n}"],
                       [all_to_all_star(n, s) for s in SIZES]))
@@ -80,7 +91,18 @@ def main():
             failures += not ok
             print(f"{'ok  ' if ok else 'FAIL'} {name}, {size} B: simulated {g * 1e3:.4f} ms, "
                   f"formula {w * 1e3:.4f} ms ({100 * error:+.4f}%)")
-    print(f"collective times: {failures} of {len(cases) * len(SIZES)} outside "
+    # The tree's chunks pipeline: on 16 workers (5 levels), 64 KiB chunks must beat one chunk
+    # by more than half (they take 13.0 against 35.0 ms at 16 MiB).
+    tree16 = ["training.workers=16", "cluster.allreduce=tree"]
+    whole, = collective_times(gbasim, spec, BASE + tree16 + ["cluster.tree_chunk_bytes=1e12"],
+                              "allreduce", [16 << 20])
+    piped, = collective_times(gbasim, spec, BASE + tree16 + ["cluster.tree_chunk_bytes=65536"],
+                              "allreduce", [16 << 20])
+    ok = piped < 0.5 * whole
+    failures += not ok
+    print(f"{'ok  ' if ok else 'FAIL'} tree all-reduce, 16 workers, 16 MiB: 64 KiB chunks "
+          f"{piped * 1e3:.3f} ms, one chunk {whole * 1e3:.3f} ms")
+    print(f"collective times: {failures} of {len(cases) * len(SIZES) + 1} outside "
           f"{100 * TOLERANCE:.1f}%")
     return 1 if failures else 0
 
