@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 
 #include "base/error.h"
 #include "base/stats.h"
@@ -21,16 +22,45 @@ void add_metrics(RuleMetrics& total, const RuleMetrics& m) {
   for (auto [staleness, count] : m.staleness) total.staleness[staleness] += count;
 }
 
-RuleConfig with_mode(RuleConfig config, Mode mode) {
-  config.mode = mode;
-  return config;
-}
-
 }  // namespace
 
 SwitchingController::SwitchingController(const RuleConfig& config, const SwitchPolicy& policy,
                                          Mode initial)
-    : config_(config), policy_(policy), mode_(initial), step_times_(config.num_workers) {
+    : config_(config),
+      pools_(policy.pools.empty()
+                 ? std::vector<WorkerPool>{{0, config.num_workers, config.local_batch}}
+                 : policy.pools),
+      global_batch_(config.global_batch > 0 ? config.global_batch
+                                            : config.num_workers * config.local_batch),
+      policy_(policy),
+      mode_(initial) {
+  int total = 0;
+  for (const WorkerPool& p : pools_) total = std::max(total, p.first + p.workers);
+  step_times_.resize(static_cast<size_t>(total));
+  auto check_pool = [&](Mode mode, int pool, const std::string& where) {
+    if (pool < 0) return;
+    if (pool >= static_cast<int>(pools_.size()))
+      throw InputError("switching: " + where + " names pool " + std::to_string(pool) +
+                       ", and there are " + std::to_string(pools_.size()));
+    const WorkerPool& p = pools_[pool];
+    if (mode == Mode::kSync && p.workers * p.local_batch != global_batch_) {
+      throw InputError("switching: " + where + " runs sync on pool " + std::to_string(pool) +
+                       ", whose workers x local batch (" + std::to_string(p.workers) + " x " +
+                       std::to_string(p.local_batch) + ") is not the global batch " +
+                       std::to_string(global_batch_));
+    }
+    if (global_batch_ % p.local_batch != 0) {
+      throw InputError("switching: pool " + std::to_string(pool) + "'s local batch " +
+                       std::to_string(p.local_batch) + " does not divide the global batch " +
+                       std::to_string(global_batch_));
+    }
+    if (mode == Mode::kBackupWorkers && config.backup_workers >= p.workers)
+      throw InputError("switching: " + where + ": backup workers need more workers in the pool");
+  };
+  for (size_t i = 0; i < policy.at_steps.size(); ++i)
+    check_pool(policy.at_steps[i].mode, policy.at_steps[i].pool, "at_steps[" + std::to_string(i) + "]");
+  for (size_t i = 0; i < policy.at_times.size(); ++i)
+    check_pool(policy.at_times[i].mode, policy.at_times[i].pool, "at_times[" + std::to_string(i) + "]");
   if (policy.automatic && initial != Mode::kSync && initial != Mode::kGBA) {
     throw InputError("switching: automatic switching starts in sync or gba, not '" +
                      mode_name(initial) + "'");
@@ -45,7 +75,23 @@ SwitchingController::SwitchingController(const RuleConfig& config, const SwitchP
             [](auto& a, auto& b) { return a.step < b.step; });
   std::sort(policy_.at_times.begin(), policy_.at_times.end(),
             [](auto& a, auto& b) { return a.seconds < b.seconds; });
-  rule_ = make_rule(with_mode(config, initial));
+  rule_ = rule_on(initial, 0);
+}
+
+std::unique_ptr<UpdateRule> SwitchingController::rule_on(Mode mode, int pool) const {
+  RuleConfig c = config_;
+  c.mode = mode;
+  c.num_workers = pools_[pool].workers;
+  c.local_batch = pools_[pool].local_batch;
+  // GBA aggregates G / b' gradients of this pool; sync takes N' x b', which must be G (the
+  // rule checks it); the other rules take a local batch a step.
+  c.global_batch = mode == Mode::kGBA || mode == Mode::kSync ? global_batch_ : 0;
+  return make_rule(c);
+}
+
+int SwitchingController::local(int worker) const {
+  const WorkerPool& p = pools_[pool_];
+  return worker >= p.first && worker < p.first + p.workers ? worker - p.first : -1;
 }
 
 Admission SwitchingController::admit(int worker) {
@@ -53,16 +99,20 @@ Admission SwitchingController::admit(int worker) {
     ++drain_waits_;
     return {};
   }
-  return rule_->admit(worker);
+  const int i = local(worker);
+  if (i < 0) return {};  // its pool is not in force: it waits for a switch
+  return rule_->admit(i);
 }
 
 std::optional<Gradient> SwitchingController::receive(int worker, int64_t token, Gradient gradient) {
+  const int i = local(worker);
+  if (i < 0) throw std::logic_error("switching: a gradient from a worker outside the pool in force");
   if (draining_) {
-    rule_->discard(worker, token);
+    rule_->discard(i, token);
     advance_switch(false);
     return std::nullopt;
   }
-  std::optional<Gradient> update = rule_->receive(worker, token, std::move(gradient));
+  std::optional<Gradient> update = rule_->receive(i, token, std::move(gradient));
   if (update) {
     check_schedule();
     advance_switch(true);
@@ -71,7 +121,9 @@ std::optional<Gradient> SwitchingController::receive(int worker, int64_t token, 
 }
 
 void SwitchingController::lose_token(int worker) {
-  rule_->lose_token(worker);
+  const int i = local(worker);
+  if (i < 0) return;
+  rule_->lose_token(i);
   if (draining_) advance_switch(false);
 }
 
@@ -94,8 +146,10 @@ void SwitchingController::observe_step(int worker, double seconds, double now) {
 
 double SwitchingController::straggler_ratio() const {
   std::vector<double> means;
-  for (const auto& times : step_times_) {
-    if (times.empty()) return 0.0;  // not every worker seen yet
+  const WorkerPool& p = pools_[pool_];
+  for (int w = p.first; w < p.first + p.workers; ++w) {
+    const auto& times = step_times_[w];
+    if (times.empty()) return 0.0;  // not every worker of the pool seen yet
     double sum = 0.0;
     for (double t : times) sum += t;
     means.push_back(sum / static_cast<double>(times.size()));
@@ -104,19 +158,22 @@ double SwitchingController::straggler_ratio() const {
   return middle > 0.0 ? *std::max_element(means.begin(), means.end()) / middle : 0.0;
 }
 
-void SwitchingController::request(Mode to, const std::string& reason) {
-  if (pending_ || to == mode_) return;
-  pending_ = {to, reason};
+void SwitchingController::request(Mode to, const std::string& reason, int pool) {
+  if (pool < 0) pool = pool_;
+  if (pending_ || (to == mode_ && pool == pool_)) return;
+  pending_ = Pending{to, reason, pool};
 }
 
 void SwitchingController::check_schedule() {
   while (next_at_step_ < policy_.at_steps.size() &&
          policy_.at_steps[next_at_step_].step <= rule_->global_step()) {
-    request(policy_.at_steps[next_at_step_++].mode, "step");
+    const auto& at = policy_.at_steps[next_at_step_++];
+    request(at.mode, "step", at.pool);
   }
   while (next_at_time_ < policy_.at_times.size() &&
          policy_.at_times[next_at_time_].seconds <= now_) {
-    request(policy_.at_times[next_at_time_++].mode, "time");
+    const auto& at = policy_.at_times[next_at_time_++];
+    request(at.mode, "time", at.pool);
   }
 }
 
@@ -133,18 +190,24 @@ void SwitchingController::advance_switch(bool updated) {
 
 void SwitchingController::complete_switch() {
   const int64_t step = rule_->global_step();
-  const Mode to = pending_->first;
-  events_.push_back({step, now_, mode_, to, pending_->second, straggler_ratio()});
+  const Mode to = pending_->mode;
+  const int to_pool = pending_->pool;
+  events_.push_back({step, now_, mode_, to, pool_, to_pool, pending_->reason, straggler_ratio()});
   add_metrics(finished_, rule_->metrics());
-  rule_ = make_rule(with_mode(config_, to));
+  rule_ = rule_on(to, to_pool);
   rule_->resume_at(step);
-  // Only a change of transport moves the model: between two server modes it stays put.
-  if (mode_ == Mode::kSync || to == Mode::kSync) {
+  // Only a change of transport moves the model: between two server modes it stays put on the
+  // servers; between two sync pools it goes through them.
+  const WorkerPool from = pools_[pool_], onto = pools_[to_pool];
+  if (mode_ == Mode::kSync && to == Mode::kSync) {
+    if (to_pool != pool_) move_ = ModelMove{ModelMove::Direction::kBetweenPools, step, from, onto};
+  } else if (mode_ == Mode::kSync || to == Mode::kSync) {
     move_ = ModelMove{to == Mode::kSync ? ModelMove::Direction::kToWorkers
                                         : ModelMove::Direction::kToParameterServers,
-                      step};
+                      step, from, onto};
   }
   mode_ = to;
+  pool_ = to_pool;
   pending_.reset();
   draining_ = false;
   last_switch_step_ = step;

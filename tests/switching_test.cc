@@ -174,3 +174,82 @@ TEST(Switching, SyncToAsyncToGbaMovesTheModelOnce) {
 
 }  // namespace
 }  // namespace gbasim
+
+namespace gbasim {
+namespace {
+
+// Pool 0: workers 0-3, local batch 32 (G = 128); pool 1: workers 4-11, local batch 16.
+SwitchPolicy two_pools() {
+  SwitchPolicy p;
+  p.pools = {{0, 4, 32}, {4, 8, 16}};
+  return p;
+}
+
+Gradient of_samples(int64_t samples) {
+  Gradient g;
+  g.dense = Eigen::VectorXf::Constant(1, 1.0f);
+  g.samples = samples;
+  return g;
+}
+
+TEST(Switching, APoolSwitchKeepsTheGlobalBatchAndAdmitsOnlyThatPool) {
+  SwitchPolicy policy = two_pools();
+  policy.at_steps = {{2, Mode::kGBA, 1}, {4, Mode::kSync, 1}};
+  SwitchingController c(four_workers(), policy, Mode::kSync);
+  std::vector<int64_t> samples_per_step;
+  while (c.global_step() < 6) {
+    const WorkerPool& p = c.pool_of(c.pool());
+    // Workers outside the pool in force are refused.
+    const int outside = p.first == 0 ? 4 : 0;
+    EXPECT_FALSE(c.admit(outside).admitted);
+    int64_t applied = 0;
+    for (int w = p.first; w < p.first + p.workers; ++w) {
+      const Admission a = c.admit(w);
+      ASSERT_TRUE(a.admitted) << "worker " << w << " at step " << c.global_step();
+      if (auto update = c.receive(w, a.token, of_samples(p.local_batch))) {
+        applied = update->samples;
+        break;  // GBA: the step is applied once G samples are in
+      }
+    }
+    samples_per_step.push_back(applied);
+    c.take_model_move();
+  }
+  // Sync on pool 0 (4 x 32), GBA on pool 1 (128 / 16 = 8 gradients), sync on pool 1 (8 x 16):
+  // every step applies G = 128 samples.
+  EXPECT_EQ(samples_per_step, std::vector<int64_t>(6, 128));
+  ASSERT_EQ(c.events().size(), 2u);
+  EXPECT_EQ(c.events()[0].from_pool, 0);
+  EXPECT_EQ(c.events()[0].to_pool, 1);
+  EXPECT_EQ(c.events()[1].to, Mode::kSync);
+  EXPECT_EQ(c.metrics().global_steps, 6);
+}
+
+TEST(Switching, MovesBetweenPoolsNameBothPools) {
+  SwitchPolicy policy = two_pools();
+  policy.at_steps = {{1, Mode::kSync, 1}};
+  SwitchingController c(four_workers(), policy, Mode::kSync);
+  for (int w = 0; w < 4; ++w) {
+    const Admission a = c.admit(w);
+    c.receive(w, a.token, of_samples(32));
+  }
+  const std::optional<ModelMove> move = c.take_model_move();
+  ASSERT_TRUE(move.has_value());
+  EXPECT_EQ(move->direction, ModelMove::Direction::kBetweenPools);
+  EXPECT_EQ(move->from.first, 0);
+  EXPECT_EQ(move->to.first, 4);
+  EXPECT_EQ(move->to.workers, 8);
+}
+
+TEST(Switching, SyncOnAPoolThatCannotMakeTheGlobalBatchIsRefused) {
+  SwitchPolicy policy;
+  policy.pools = {{0, 4, 32}, {4, 6, 16}};  // 6 x 16 = 96, not 128
+  policy.at_steps = {{1, Mode::kSync, 1}};
+  EXPECT_THROW(SwitchingController(four_workers(), policy, Mode::kGBA), InputError);
+  policy.at_steps = {{1, Mode::kGBA, 1}};  // GBA there is fine: 128 / 16 = 8 gradients
+  EXPECT_NO_THROW(SwitchingController(four_workers(), policy, Mode::kSync));
+  policy.at_steps = {{1, Mode::kGBA, 2}};
+  EXPECT_THROW(SwitchingController(four_workers(), policy, Mode::kSync), InputError);
+}
+
+}  // namespace
+}  // namespace gbasim
