@@ -1,11 +1,12 @@
 #include "cli/sweep.h"
 
 #include <gtest/gtest.h>
-
-#include <set>
+#include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "base/error.h"
 
@@ -14,11 +15,15 @@ namespace {
 
 class SweepFiles : public ::testing::Test {
  protected:
+  // A folder of this process's own: CTest runs these tests in parallel processes, which
+  // would otherwise write the same file names at once.
   void SetUp() override {
-    dir_ = testing::TempDir();
+    dir_ = testing::TempDir() + "gbasim_sweep_plan_" + std::to_string(getpid()) + "/";
+    std::filesystem::create_directories(dir_);
     std::ofstream(dir_ + "plan_base.json")
         << R"({"data": {"train_samples": 1000, "test_samples": 100}, "training": {"workers": 2}})";
   }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string write(const std::string& text) {
     const std::string path = dir_ + "plan_sweep_" + std::to_string(++count_) + ".json";
     std::ofstream(path) << text;

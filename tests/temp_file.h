@@ -1,7 +1,9 @@
-// A file a test writes for itself, removed when the test ends.
+// A file a test writes for itself, removed when the test ends. Its name carries the process
+// id: CTest runs tests in parallel processes, each counting its files from 1.
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -12,7 +14,8 @@ namespace gbasim {
 class TempFile {
  public:
   explicit TempFile(const std::string& text)
-      : path_(testing::TempDir() + "gbasim_test_" + std::to_string(++count_) + ".csv") {
+      : path_(testing::TempDir() + "gbasim_test_" + std::to_string(getpid()) + "_" +
+              std::to_string(++count_) + ".csv") {
     std::ofstream(path_) << text;
   }
   ~TempFile() { std::remove(path_.c_str()); }
