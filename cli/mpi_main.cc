@@ -66,6 +66,10 @@ int main(int argc, char** argv) {
     }
     if (spec_path.empty()) throw po::error("--spec FILE is required");
     const gbasim::ExperimentSpec spec = gbasim::load_spec(spec_path, overrides);
+    if (!spec.cluster.pools.empty()) {
+      throw gbasim::InputError(spec_path, "cluster.pools",
+                               "is for the simulator: gbasim-mpi runs one pool of ranks");
+    }
     const int needed = gbasim::ranks_needed(spec);
     if (size != needed) {
       throw gbasim::InputError(spec_path + ": " + gbasim::mode_name(spec.training.mode) + " with " +

@@ -112,6 +112,10 @@ nlohmann::ordered_json switching_json(const ExperimentSpec& spec,
                       {"to", mode_name(e.to)},
                       {"reason", e.reason},
                       {"straggler_ratio", e.straggler_ratio}});
+    if (controller.pools() > 1) {
+      events.back()["from_pool"] = e.from_pool;
+      events.back()["to_pool"] = e.to_pool;
+    }
   }
   nlohmann::ordered_json doc = {{"initial_mode", mode_name(spec.training.mode)},
                                 {"final_mode", mode_name(controller.mode())},

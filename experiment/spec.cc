@@ -119,6 +119,7 @@ void visit(V& v, ExperimentSpec& s) {
       v.field("nodes_per_switch", c.fat_tree_nodes_per_switch);
       v.field("oversubscription", c.fat_tree_oversubscription);
     });
+    v.field("pools", c.pools);
     v.field("platform_xml", c.platform_xml);
     v.section("roles", [&] {
       v.field("workers", c.worker_hosts);
@@ -198,6 +199,8 @@ const char* type_name() {
     return "a list of strings";
   else if constexpr (std::is_same_v<T, std::vector<std::pair<double, std::string>>>)
     return "a list of [number, mode] pairs";
+  else if constexpr (std::is_same_v<T, std::vector<PoolSpec>>)
+    return "a list of {\"workers\": integer, \"local_batch\": integer, \"worker_speed\": number} objects";
   else
     return "a list of [count, value] pairs";
 }
@@ -224,6 +227,21 @@ bool has_type(const Json& j) {
     for (const auto& e : j)
       if (!e.is_string()) return false;
     return true;
+  } else if constexpr (std::is_same_v<T, std::vector<PoolSpec>>) {
+    if (!j.is_array()) return false;
+    for (const auto& e : j) {
+      if (!e.is_object()) return false;
+      for (const auto& [key, value] : e.items()) {
+        if (key == "workers" || key == "local_batch") {
+          if (!value.is_number_integer()) return false;
+        } else if (key == "worker_speed") {
+          if (!value.is_number()) return false;
+        } else {
+          return false;
+        }
+      }
+    }
+    return true;
   } else if constexpr (std::is_same_v<T, std::vector<std::pair<double, std::string>>>) {
     if (!j.is_array()) return false;
     for (const auto& e : j) {
@@ -243,7 +261,7 @@ bool has_type(const Json& j) {
 // too large for a double reads as infinity.
 bool finite(const Json& j) {
   if (j.is_number_float()) return std::isfinite(j.get<double>());
-  if (j.is_array()) {
+  if (j.is_array() || j.is_object()) {
     for (const auto& e : j)
       if (!finite(e)) return false;
   }
@@ -378,6 +396,18 @@ class Writer {
 
 }  // namespace
 
+std::vector<WorkerPool> worker_pools(const ExperimentSpec& spec) {
+  std::vector<WorkerPool> pools{{0, spec.training.num_workers, spec.training.local_batch}};
+  for (const PoolSpec& p : spec.cluster.pools)
+    pools.push_back({pools.back().first + pools.back().workers, p.workers, p.local_batch});
+  return pools;
+}
+
+int total_workers(const ExperimentSpec& spec) {
+  const WorkerPool last = worker_pools(spec).back();
+  return last.first + last.workers;
+}
+
 ServerModel parse_server_model(const std::string& name) {
   if (name == "sharded") return ServerModel::kSharded;
   if (name == "one_queue") return ServerModel::kOneQueue;
@@ -442,11 +472,22 @@ std::string server_model_name(ServerModel model) {
 
 SwitchPolicy switch_policy(const SwitchingSpec& spec) {
   SwitchPolicy p;
-  auto mode = [](const std::string& key, size_t i, const std::string& name) {
+  // "gba" (on the pool in force) or "gba@1" (on pool 1).
+  auto target = [](const std::string& key, size_t i, const std::string& name) {
+    const std::string where = "'training.switching." + key + "[" + std::to_string(i) + "]' ";
+    const size_t at = name.find('@');
+    int pool = -1;
+    if (at != std::string::npos) {
+      const std::string number = name.substr(at + 1);
+      if (number.empty() || number.size() > 4 ||
+          number.find_first_not_of("0123456789") != std::string::npos)
+        throw InputError(where + "the pool after '@' must be a pool number, not '" + number + "'");
+      pool = std::stoi(number);
+    }
     try {
-      return parse_mode(name);
+      return std::pair<Mode, int>{parse_mode(name.substr(0, at)), pool};
     } catch (const InputError& e) {
-      throw InputError("'training.switching." + key + "[" + std::to_string(i) + "]' " + e.what());
+      throw InputError(where + e.what());
     }
   };
   for (size_t i = 0; i < spec.at_steps.size(); ++i) {
@@ -455,15 +496,16 @@ SwitchPolicy switch_policy(const SwitchingSpec& spec) {
       throw InputError("'training.switching.at_steps[" + std::to_string(i) +
                        "]' the step must be a non-negative integer");
     }
-    p.at_steps.push_back(
-        {static_cast<int64_t>(step), mode("at_steps", i, spec.at_steps[i].second)});
+    const auto [mode, pool] = target("at_steps", i, spec.at_steps[i].second);
+    p.at_steps.push_back({static_cast<int64_t>(step), mode, pool});
   }
   for (size_t i = 0; i < spec.at_times.size(); ++i) {
     if (!(spec.at_times[i].first >= 0.0)) {
       throw InputError("'training.switching.at_times[" + std::to_string(i) +
                        "]' the time must not be negative");
     }
-    p.at_times.push_back({spec.at_times[i].first, mode("at_times", i, spec.at_times[i].second)});
+    const auto [mode, pool] = target("at_times", i, spec.at_times[i].second);
+    p.at_times.push_back({spec.at_times[i].first, mode, pool});
   }
   p.automatic = spec.automatic;
   p.window = spec.window;
@@ -484,7 +526,8 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
     validate(s.training);
     validate(s.stragglers);
     if (s.switching.enabled()) {
-      const SwitchPolicy policy = switch_policy(s.switching);
+      SwitchPolicy policy = switch_policy(s.switching);
+      policy.pools = worker_pools(s);
       try {
         SwitchingController check(s.training, policy, s.training.mode);
       } catch (const InputError& e) {
@@ -567,6 +610,22 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
     fail(g.network_rate_per_s > 0.0 ? "stragglers.network_rate_per_s" : "stragglers.trace.format",
          "slows a worker's own NIC, which only cluster.topology \"star\" with "
          "cluster.gpus_per_node 1 gives it (a node's workers share the node's NICs)");
+  }
+  for (size_t i = 0; i < c.pools.size(); ++i) {
+    const PoolSpec& p = c.pools[i];
+    const std::string key = "cluster.pools[" + std::to_string(i) + "]";
+    if (p.workers < 1 || p.workers > 4096) fail(key + ".workers", "must lie in [1, 4096]");
+    if (p.local_batch < 1) fail(key + ".local_batch", "must be at least 1");
+    within(key + ".worker_speed", p.worker_speed, kMinSpeed, kMaxSpeed);
+  }
+  if (!c.pools.empty()) {
+    const char* why = nullptr;
+    if (!s.switching.enabled()) why = "take training only by a scheduled switch (training.switching)";
+    else if (nodes || xml) why = "are hosts on the star: they need cluster.topology \"star\", gpus_per_node 1 and no platform_xml";
+    else if (c.shared_cores > 0) why = "cannot be combined with cluster.shared_cores";
+    else if (one_queue) why = "need cluster.server_model \"sharded\"";
+    else if (!g.trace_format.empty()) why = "cannot replay a trace yet (stragglers.trace)";
+    if (why != nullptr) fail("cluster.pools", why);
   }
   if (xml) {
     if (c.topology != Topology::kStar)

@@ -51,6 +51,25 @@ std::string embedding_exchange_name(EmbeddingExchange exchange);
 ServerModel parse_server_model(const std::string& name);
 std::string server_model_name(ServerModel model);
 
+// A pool of workers besides the first (training.workers of training.local_batch at
+// cluster.worker_speed): docs/gba.md, "Worker pools".
+struct PoolSpec {
+  int workers = 1;
+  int64_t local_batch = 256;
+  double worker_speed = 3e12;  // flop/s
+};
+template <class Json>
+void to_json(Json& j, const PoolSpec& p) {
+  j = Json{{"workers", p.workers}, {"local_batch", p.local_batch}, {"worker_speed", p.worker_speed}};
+}
+template <class Json>
+void from_json(const Json& j, PoolSpec& p) {
+  p = PoolSpec{};
+  if (j.contains("workers")) p.workers = j["workers"].template get<int>();
+  if (j.contains("local_batch")) p.local_batch = j["local_batch"].template get<int64_t>();
+  if (j.contains("worker_speed")) p.worker_speed = j["worker_speed"].template get<double>();
+}
+
 struct ClusterSpec {
   // A cluster file (JSON of the keys below; platforms/ ships some), read first: the spec's
   // own cluster keys override its values. Relative to the spec file's folder.
@@ -88,6 +107,9 @@ struct ClusterSpec {
   // A SimGrid XML platform file instead of the keys above (relative to the spec's folder, or
   // to the cluster file's that names it), and the hosts that play each role: one worker a
   // host in worker order, one parameter-server shard a host.
+  // More pools of workers, after the first: hosts with their own NIC on the star. Training
+  // moves to one only by a scheduled switch naming it ("gba@1": GBA on pool 1).
+  std::vector<PoolSpec> pools;
   std::string platform_xml;
   std::string platform_xml_file;  // platform_xml as load_spec found it (not a key)
   std::vector<std::string> worker_hosts;
@@ -159,6 +181,7 @@ struct SwitchingSpec {
 // The controller's policy; throws InputError naming the first bad entry.
 SwitchPolicy switch_policy(const SwitchingSpec& spec);
 
+
 struct SimulationSpec {
   // Timing only: no gradient math, no optimizer, no evaluation; message sizes still come
   // from each batch's rows. For measuring how the simulator scales.
@@ -185,6 +208,12 @@ struct ExperimentSpec {
   BudgetSpec budget;
   SimulationSpec simulation;
 };
+
+// The pools of workers: the first (training.workers of training.local_batch), then
+// cluster.pools, numbered on.
+std::vector<WorkerPool> worker_pools(const ExperimentSpec& spec);
+// Every worker of every pool.
+int total_workers(const ExperimentSpec& spec);
 
 // Reads `doc` over the defaults; `source` (a file name) prefixes every error.
 ExperimentSpec parse_spec(const nlohmann::json& doc, const std::string& source);

@@ -32,10 +32,11 @@ void configure_network(const ClusterSpec& spec) {
 Cluster::Cluster(const ExperimentSpec& spec, const ReplayedTrace& trace)
     : spec_(spec), trace_(trace), gpus_per_node_(spec.cluster.gpus_per_node) {
   const ClusterSpec& c = spec.cluster;
-  const int n = spec.training.num_workers;
+  const int n = total_workers(spec);
   for (const auto& group : c.worker_groups)
     for (int i = 0; i < static_cast<int>(group[0]); ++i) speeds_.push_back(group[1]);
-  if (speeds_.empty()) speeds_.assign(n, c.worker_speed);
+  if (speeds_.empty()) speeds_.assign(spec.training.num_workers, c.worker_speed);
+  for (const PoolSpec& pool : c.pools) speeds_.insert(speeds_.end(), pool.workers, pool.worker_speed);
   persistent_ = persistent_slowdowns(spec.stragglers, n);
   workers_.resize(n);
   if (!c.platform_xml.empty())
@@ -108,7 +109,7 @@ std::pair<sg4::NetZone*, NetPoint*> Cluster::create_node(sg4::NetZone* parent, i
 void Cluster::build_star() {
   const ClusterSpec& c = spec_.cluster;
   const StragglerConfig& g = spec_.stragglers;
-  const int n = spec_.training.num_workers;
+  const int n = total_workers(spec_);  // every pool's (pools need gpus_per_node 1)
   auto* zone = sg4::create_star_zone("cluster");
   // A NIC to the switch for `point` (a host, or a node's zone through its gateway); a
   // worker's (gpus_per_node 1) carries its network episodes and replayed bandwidth.

@@ -34,8 +34,8 @@ std::vector<CollectiveTiming> time_collectives(const ExperimentSpec& spec, Colle
   configure_network(spec.cluster);
   const ReplayedTrace no_trace;
   const Cluster cluster(spec, no_trace);
-  Collectives collectives(cluster, spec.cluster);
-  const int n = static_cast<int>(cluster.workers().size());
+  const int n = spec.training.num_workers;
+  Collectives collectives(cluster, spec.cluster, 0, n);
   std::vector<CollectiveTiming> timings;
   for (double s : sizes) timings.push_back({s, 0.0});
   auto barrier = simgrid::s4u::Barrier::create(static_cast<unsigned>(n));

@@ -63,32 +63,34 @@ std::vector<int> range(int first, int count, int stride) {
 
 }  // namespace
 
-Collectives::Collectives(const Cluster& cluster, const ClusterSpec& spec)
+Collectives::Collectives(const Cluster& cluster, const ClusterSpec& spec, int first, int workers,
+                         const std::string& name)
     : cluster_(cluster),
-      n_(static_cast<int>(cluster.workers().size())),
+      first_(first),
+      n_(workers),
       g_(cluster.gpus_per_node()),
       algorithm_(spec.allreduce),
       barrier_(simgrid::s4u::Barrier::create(static_cast<unsigned>(n_))),
       tree_chunk_bytes_(spec.tree_chunk_bytes),
-      all_(cluster, range(0, n_, 1), spec.ring_model, "ring") {
+      all_(cluster, range(first, n_, 1), spec.ring_model, name + "ring") {
   if (algorithm_ == AllReduce::kTree) {
     for (int t = 0; t < 2; ++t) {
       for (int r = 0; r < n_; ++r) {
-        const std::string name = "tree-" + std::to_string(t) + "-" + std::to_string(r);
-        tree_down_.push_back(simgrid::s4u::Mailbox::by_name(name + "-down"));
+        const std::string box = name + "tree-" + std::to_string(t) + "-" + std::to_string(r);
+        tree_down_.push_back(simgrid::s4u::Mailbox::by_name(box + "-down"));
         for (int k = 0; k < 2; ++k)
-          tree_up_.push_back(simgrid::s4u::Mailbox::by_name(name + "-up-" + std::to_string(k)));
+          tree_up_.push_back(simgrid::s4u::Mailbox::by_name(box + "-up-" + std::to_string(k)));
       }
     }
   }
   if (algorithm_ == AllReduce::kHierarchical) {
     const int m = n_ / g_;
     for (int k = 0; k < m; ++k)
-      nodes_.emplace_back(cluster, range(k * g_, g_, 1), spec.ring_model,
-                          "node-ring-" + std::to_string(k));
+      nodes_.emplace_back(cluster, range(first + k * g_, g_, 1), spec.ring_model,
+                          name + "node-ring-" + std::to_string(k));
     for (int i = 0; i < g_; ++i)
-      local_rank_.emplace_back(cluster, range(i, m, g_), spec.ring_model,
-                               "rank-ring-" + std::to_string(i));
+      local_rank_.emplace_back(cluster, range(first + i, m, g_), spec.ring_model,
+                               name + "rank-ring-" + std::to_string(i));
   }
 }
 
@@ -179,8 +181,9 @@ void Collectives::all_to_all(int w, const std::vector<double>& bytes_to) {
   std::vector<simgrid::s4u::CommPtr> sends;
   for (int v = 0; v < n_; ++v) {
     if (v != w && bytes_to[v] > 0.0) {
-      sends.push_back(simgrid::s4u::Comm::sendto_async(cluster_.workers()[w].host,
-                                                       cluster_.workers()[v].host, bytes_to[v]));
+      sends.push_back(simgrid::s4u::Comm::sendto_async(cluster_.workers()[first_ + w].host,
+                                                       cluster_.workers()[first_ + v].host,
+                                                       bytes_to[v]));
     }
   }
   for (auto& c : sends) c->wait();

@@ -53,9 +53,13 @@ class RingGroup {
   std::vector<double> latency_;       // aggregate: of each member's route to the next, raw
 };
 
+// The collectives of the pool of workers first to first + workers - 1 (every worker without
+// pools); w below is a worker's rank in it (worker first + w), blocks are indexed by rank.
 class Collectives {
  public:
-  Collectives(const Cluster& cluster, const ClusterSpec& spec);
+  // `name` tells apart the mailboxes of several pools' collectives.
+  Collectives(const Cluster& cluster, const ClusterSpec& spec, int first, int workers,
+              const std::string& name = "");
   // Worker w's part of one step's all-reduce of `dense_bytes` and all-gather of `blocks` (by
   // worker; every worker's is set before any worker's collective starts).
   void step(int w, double dense_bytes, const std::vector<double>& blocks);
@@ -75,7 +79,7 @@ class Collectives {
   void tree_all_reduce(int w, double bytes);
   int tree_chunks(double bytes) const;  // a tree's half of `bytes` in chunks
   const Cluster& cluster_;
-  int n_, g_;
+  int first_, n_, g_;
   AllReduce algorithm_;
   simgrid::s4u::BarrierPtr barrier_;
   double tree_chunk_bytes_;

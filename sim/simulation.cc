@@ -153,7 +153,8 @@ nlohmann::ordered_json Simulation::result() const {
          {"speed", h.speed},
          // One step's compute on this host undisturbed (no noise, episodes or trace).
          {"nominal_step_s", spec_.cost.flops_scale * training_.model().flops_per_sample() *
-                                static_cast<double>(spec_.training.local_batch) / h.speed},
+                                static_cast<double>(training_.local_batch(w)) / h.speed},
+         {"pool", training_.pool_of(w)},
          {"persistent_slowdown", h.persistent},
          {"colocated", static_cast<bool>(colocated[w])},
          {"steps", s.steps},

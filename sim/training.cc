@@ -9,7 +9,9 @@ namespace {
 
 std::optional<SwitchPolicy> switching_of(const ExperimentSpec& spec) {
   if (!spec.switching.enabled()) return std::nullopt;
-  return switch_policy(spec.switching);
+  SwitchPolicy policy = switch_policy(spec.switching);
+  policy.pools = worker_pools(spec);
+  return policy;
 }
 
 }  // namespace
@@ -24,13 +26,20 @@ Training::Training(const ExperimentSpec& spec, SimulationCost& cost)
       params_(model_.init_parameters(spec.seed)),
       optimizer_(spec.optimizer, params_),
       rule_(spec.training, switching_of(spec)),
-      n_(spec.training.num_workers),
+      pools_(worker_pools(spec)),
+      n_(total_workers(spec)),
       timing_only_(spec.simulation.timing_only),
       dense_values_(model_.num_dense_parameters()),
       stats_(n_),
       mutex_(sg4::Mutex::create()),
       updated_(sg4::ConditionVariable::create()) {
-  for (int w = 0; w < n_; ++w) shards_.emplace_back(data_.train, w, n_, spec.seed);
+  // Each pool's workers share the whole training set among them.
+  for (int p = 0; p < static_cast<int>(pools_.size()); ++p) {
+    for (int i = 0; i < pools_[p].workers; ++i) {
+      shards_.emplace_back(data_.train, i, pools_[p].workers, spec.seed);
+      pool_of_.push_back(p);
+    }
+  }
   if (spec.evaluation.test_samples > 0)
     data_.test = first_rows(data_.test, spec.evaluation.test_samples);
   for (const auto& table : params_.tables) dims_.push_back(table.cols());
@@ -100,8 +109,9 @@ std::optional<ModelMove> Training::take_owed_move() {
   return move;
 }
 
-// The model goes whole: from worker 0 (every all-reduce worker holds it) to the server
-// shards, each taking its share; or from the shards to every worker.
+// The model goes whole: from the first worker of the pool that ran sync (every all-reduce
+// worker holds it) to the server shards, each taking its share; or from the shards to every
+// worker of the pool that runs sync next; between two sync pools, both.
 void Training::move_model(const ModelMove& move, const Cluster& cluster) {
   double values = static_cast<double>(dense_values_);
   for (const auto& table : params_.tables) values += static_cast<double>(table.size());
@@ -109,25 +119,35 @@ void Training::move_model(const ModelMove& move, const Cluster& cluster) {
   const double start = sg4::Engine::get_clock();
   const auto& servers = cluster.servers();
   const int shards = static_cast<int>(servers.size());
-  std::vector<sg4::CommPtr> comms;
-  const bool to_servers = move.direction == ModelMove::Direction::kToParameterServers;
-  for (int p = 0; p < shards; ++p) {
-    if (to_servers) {
-      comms.push_back(
-          sg4::Comm::sendto_async(cluster.workers()[0].host, servers[p], bytes / shards));
-    } else {
-      for (int w = 0; w < n_; ++w)
-        comms.push_back(
-            sg4::Comm::sendto_async(servers[p], cluster.workers()[w].host, bytes / shards));
+  using Direction = ModelMove::Direction;
+  const bool up = move.direction != Direction::kToWorkers;
+  const bool down = move.direction != Direction::kToParameterServers;
+  double moved = 0.0;
+  for (int leg = 0; leg < 2; ++leg) {
+    if ((leg == 0 && !up) || (leg == 1 && !down)) continue;
+    std::vector<sg4::CommPtr> comms;
+    for (int p = 0; p < shards; ++p) {
+      if (leg == 0) {
+        comms.push_back(sg4::Comm::sendto_async(cluster.workers()[move.from.first].host,
+                                                servers[p], bytes / shards));
+      } else {
+        for (int w = move.to.first; w < move.to.first + move.to.workers; ++w)
+          comms.push_back(
+              sg4::Comm::sendto_async(servers[p], cluster.workers()[w].host, bytes / shards));
+      }
     }
+    for (auto& comm : comms) comm->wait();
+    messages_ += static_cast<int64_t>(comms.size());
+    moved += bytes * (leg == 0 ? 1 : move.to.workers);
   }
-  for (auto& comm : comms) comm->wait();
-  messages_ += static_cast<int64_t>(comms.size());
+  const char* direction = move.direction == Direction::kToParameterServers ? "to_parameter_servers"
+                          : move.direction == Direction::kToWorkers        ? "to_workers"
+                                                                           : "between_pools";
   moves_.push_back({{"global_step", move.global_step},
-                    {"direction", to_servers ? "to_parameter_servers" : "to_workers"},
+                    {"direction", direction},
                     {"start", start},
                     {"end", sg4::Engine::get_clock()},
-                    {"bytes", bytes * (to_servers ? 1 : n_)}});
+                    {"bytes", moved}});
   std::unique_lock lock(*mutex_);
   moving_ = false;
   updated_->notify_all();

@@ -57,7 +57,11 @@ class Training {
   int64_t dense_values() const { return dense_values_; }
   const std::vector<int64_t>& table_dims() const { return dims_; }
 
-  Batch next_batch(int worker) { return shards_[worker].next(spec_.training.local_batch); }
+  // The pools of workers (one without cluster.pools) and the one `worker` belongs to.
+  const std::vector<WorkerPool>& pools() const { return pools_; }
+  int pool_of(int worker) const { return pool_of_[worker]; }
+  int64_t local_batch(int worker) const { return pools_[pool_of_[worker]].local_batch; }
+  Batch next_batch(int worker) { return shards_[worker].next(local_batch(worker)); }
   // The real gradient of `batch` on the parameters now, or in timing-only mode just its rows
   // (the unique ids of each field, in the model's table order), which is all timing needs.
   void gradient_of(const Batch& batch, Gradient& grad);
@@ -75,8 +79,9 @@ class Training {
   // Ends the run now, from an actor of its own (the evaluator, the watchdog): the status goes
   // to the record, and every other actor is killed, wherever it waits.
   void end_run(const std::string& status, const std::string& detail);
-  // Moves the model between the all-reduce workers and the parameter servers (a switch),
-  // then lets admissions go on.
+  // Moves the model between the all-reduce workers and the parameter servers, or from one
+  // pool's all-reduce workers to another's through the servers (a switch), then lets
+  // admissions go on.
   void move_model(const ModelMove& move, const Cluster& cluster);
   const nlohmann::ordered_json& moves() const { return moves_; }
 
@@ -90,6 +95,8 @@ class Training {
   Parameters params_;
   Optimizer optimizer_;
   RuleInForce rule_;
+  std::vector<WorkerPool> pools_;
+  std::vector<int> pool_of_;
   int n_;
   bool timing_only_;
   int64_t dense_values_;

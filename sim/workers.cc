@@ -8,9 +8,16 @@ Workers::Workers(Training& training, const Cluster& cluster, Server& server)
     : training_(training),
       cluster_(cluster),
       server_(server),
-      collectives_(cluster, training.spec().cluster),
-      sparse_bytes_(training.workers(), 0.0),
-      lookups_(training.workers()) {
+      sparse_bytes_(training.pools().size()),
+      lookups_(training.pools().size()) {
+  collectives_.reserve(training.pools().size());
+  for (size_t p = 0; p < training.pools().size(); ++p) {
+    const WorkerPool& pool = training.pools()[p];
+    collectives_.emplace_back(cluster, training.spec().cluster, pool.first, pool.workers,
+                              p == 0 ? "" : "pool-" + std::to_string(p) + "-");
+    sparse_bytes_[p].assign(pool.workers, 0.0);
+    lookups_[p].resize(pool.workers);
+  }
   if (cluster.machine() != nullptr) {
     for (int w = 0; w < training.workers(); ++w)
       rank_slowdowns_.emplace_back(training.spec(), training.trace(), w);
@@ -75,7 +82,13 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
   training_.gradient_of(training_.next_batch(w), grad);
   const EmbeddingExchange exchange = training_.spec().cluster.embedding_exchange;
   const auto& dims = training_.table_dims();
-  const int n = training_.workers();
+  // The collectives are those of w's pool, w its rank i there.
+  const int pool = training_.pool_of(w);
+  const int i = w - training_.pools()[pool].first;
+  const int n = training_.pools()[pool].workers;
+  Collectives& collectives = collectives_[pool];
+  std::vector<double>& sparse_bytes = sparse_bytes_[pool];
+  std::vector<std::vector<double>>& lookups = lookups_[pool];
   // Bytes of w's rows by owner (a worker, or a server shard): ids (8 bytes a row), vectors
   // (4 a value) and gradients (both).
   const int owners = exchange == EmbeddingExchange::kHybrid
@@ -84,7 +97,7 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
   const bool gather = exchange == EmbeddingExchange::kAllGather;
   const std::vector<double> ids = gather ? std::vector<double>{} : shard_bytes(grad, 0, dims, owners, 0.0, 8.0);
   const std::vector<double> rows = shard_bytes(grad, 0, dims, gather ? 1 : owners, 4.0, 8.0);
-  if (gather) sparse_bytes_[w] = total(rows);
+  if (gather) sparse_bytes[i] = total(rows);
   double comm_s = 0.0;
   auto timed = [&](const std::function<void()>& part) {
     const double start = sg4::Engine::get_clock();
@@ -93,13 +106,13 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
   };
   if (exchange == EmbeddingExchange::kAllToAll && n > 1) {
     timed([&] {
-      lookups_[w] = shard_bytes(grad, 0, dims, n, 4.0, 0.0);
-      collectives_.all_to_all(w, ids);
-      collectives_.barrier();  // every worker's lookups are known and its ids have arrived
+      lookups[i] = shard_bytes(grad, 0, dims, n, 4.0, 0.0);
+      collectives.all_to_all(i, ids);
+      collectives.barrier();  // every worker's lookups are known and its ids have arrived
       std::vector<double> answers(n);
-      for (int v = 0; v < n; ++v) answers[v] = lookups_[v][w];
-      collectives_.all_to_all(w, answers);
-      collectives_.barrier();
+      for (int v = 0; v < n; ++v) answers[v] = lookups[v][i];
+      collectives.all_to_all(i, answers);
+      collectives.barrier();
     });
     training_.count_messages(3 * (n - 1));  // with the gradients' all-to-all below
   } else if (exchange == EmbeddingExchange::kHybrid) {
@@ -111,21 +124,21 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
   if (n > 1 || exchange == EmbeddingExchange::kHybrid) {
     timed([&] {
       if (exchange == EmbeddingExchange::kAllGather) {
-        collectives_.step(w, 4.0 * static_cast<double>(training_.dense_values()), sparse_bytes_);
+        collectives.step(i, 4.0 * static_cast<double>(training_.dense_values()), sparse_bytes);
       } else {
         if (exchange == EmbeddingExchange::kAllToAll && n > 1) {
-          collectives_.all_to_all(w, rows);
-          collectives_.barrier();
+          collectives.all_to_all(i, rows);
+          collectives.barrier();
         } else if (exchange == EmbeddingExchange::kHybrid) {
           exchange_with_servers(w, rows, {});
           charge_servers(grad);
         }
-        collectives_.all_reduce(w, 4.0 * static_cast<double>(training_.dense_values()));
+        collectives.all_reduce(i, 4.0 * static_cast<double>(training_.dense_values()));
       }
     });
     const double dense = 4.0 * static_cast<double>(training_.dense_values());
-    training_.count_messages(gather ? collectives_.messages_per_step(w, dense)
-                                    : collectives_.messages_per_all_reduce(w, dense));
+    training_.count_messages(gather ? collectives.messages_per_step(i, dense)
+                                    : collectives.messages_per_all_reduce(i, dense));
   }
   training_.stats(w).comm_s += comm_s;
   cluster_.run_flops(
@@ -177,7 +190,7 @@ void Workers::charge_servers(const Gradient& grad) {
 void Workers::spend_compute(int w, int64_t step) {
   const ExperimentSpec& spec = training_.spec();
   const double base = spec.cost.flops_scale * training_.model().flops_per_sample() *
-                      static_cast<double>(spec.training.local_batch);
+                      static_cast<double>(training_.local_batch(w));
   const double start = sg4::Engine::get_clock();
   if (cluster_.machine() != nullptr) {
     // As a real rank: compute, then sleep (slowdown - 1) x the time it took.

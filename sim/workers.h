@@ -43,10 +43,11 @@ class Workers {
   Training& training_;
   const Cluster& cluster_;
   Server& server_;
-  Collectives collectives_;
-  std::vector<double> sparse_bytes_;  // sync: each worker's sparse block this step
-  // all_to_all: the vector bytes each worker asks of each owner this step
-  std::vector<std::vector<double>> lookups_;
+  // By pool: its collectives, and (sync) each of its workers' sparse block this step.
+  std::vector<Collectives> collectives_;
+  std::vector<std::vector<double>> sparse_bytes_;
+  // By pool, all_to_all: the vector bytes each worker asks of each owner this step
+  std::vector<std::vector<std::vector<double>>> lookups_;
   std::vector<RankSlowdown> rank_slowdowns_;  // shared machine: each worker's, as ranks sleep
 };
 

@@ -319,6 +319,40 @@ TEST(Simulation, ScheduledSwitchesMoveTheModelAndKeepTraining) {
   EXPECT_TRUE(saw_gba);
 }
 
+// Worker pools: sync on 2 workers of local batch 64 (G = 128), then GBA on a pool of 4 slower
+// workers of local batch 32 (G / 32 = 4 gradients a step), then sync on that pool (4 x 32 =
+// G): every step applies G samples; only the pool in force computes; the model goes to the
+// servers, then back to the second pool's 4 workers.
+TEST(Simulation, APoolSwitchKeepsTheGlobalBatchAndRunsOnThatPool) {
+  ExperimentSpec s = straggler_free_cluster(Mode::kSync, 2);
+  s.cluster.pools = {PoolSpec{4, 32, 1e12}};
+  s.switching.at_steps = {{3, "gba@1"}, {7, "sync"}};
+  s.budget.max_samples = 128 * 10;
+  s.evaluation.interval_s = 1e-4;
+  const auto result = simulate(s);
+  EXPECT_EQ(result["summary"]["global_steps"], 10);
+  EXPECT_EQ(result["summary"]["samples"], 128 * 10);
+  const auto& sw = result["switching"];
+  ASSERT_EQ(sw["events"].size(), 2u);
+  EXPECT_EQ(sw["events"][0]["to_pool"], 1);
+  EXPECT_EQ(sw["events"][1]["from_pool"], 1);
+  EXPECT_EQ(sw["events"][1]["to_pool"], 1);
+  const auto& workers = result["workers"];
+  ASSERT_EQ(workers.size(), 6u);
+  int64_t first_pool = 0, second_pool = 0;
+  for (const auto& w : workers) (w["pool"] == 0 ? first_pool : second_pool) += w["steps"].get<int64_t>();
+  EXPECT_EQ(first_pool, 2 * 3);  // three sync steps of 2 workers
+  // GBA: 4 steps of 4 gradients (a few more may be in flight and dropped at the switch), then
+  // three sync steps of 4 workers.
+  EXPECT_GE(second_pool, 4 * 4 + 3 * 4);
+  EXPECT_EQ(workers[2]["nominal_step_s"].get<double>() * 2,
+            workers[0]["nominal_step_s"].get<double>() * 3e12 / 1e12);
+  ASSERT_EQ(sw["moves"].size(), 2u);
+  EXPECT_EQ(sw["moves"][0]["direction"], "to_parameter_servers");
+  EXPECT_EQ(sw["moves"][1]["direction"], "to_workers");
+  EXPECT_EQ(sw["moves"][1]["bytes"].get<double>(), 4 * sw["moves"][0]["bytes"].get<double>());
+}
+
 // Automatic switching: one worker three times slower makes the straggler ratio 3, above
 // to_gba_ratio, so the run goes to GBA after the first window of steps and stays there.
 TEST(Simulation, AutomaticSwitchingLeavesSyncUnderAStraggler) {
