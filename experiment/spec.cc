@@ -417,11 +417,17 @@ ServerModel parse_server_model(const std::string& name) {
 RingModel parse_ring_model(const std::string& name) {
   if (name == "messages") return RingModel::kMessages;
   if (name == "aggregate") return RingModel::kAggregate;
-  throw InputError("must be \"messages\" or \"aggregate\", not '" + name + "'");
+  if (name == "auto") return RingModel::kAuto;
+  throw InputError("must be \"messages\", \"aggregate\" or \"auto\", not '" + name + "'");
 }
 
 std::string ring_model_name(RingModel model) {
-  return model == RingModel::kAggregate ? "aggregate" : "messages";
+  switch (model) {
+    case RingModel::kMessages: return "messages";
+    case RingModel::kAggregate: return "aggregate";
+    case RingModel::kAuto: return "auto";
+  }
+  return "";
 }
 
 Topology parse_topology(const std::string& name) {
@@ -700,6 +706,8 @@ ExperimentSpec parse_spec(const Json& doc, const std::string& source) {
   visit(reader, spec);
   reader.finish();
   check_semantics(spec, source);
+  // The result echoes the model the run used.
+  spec.cluster.ring_model = resolve_ring_model(spec.cluster.ring_model, total_workers(spec));
   return spec;
 }
 

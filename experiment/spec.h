@@ -19,9 +19,16 @@
 namespace gbasim {
 
 enum class ServerModel { kSharded, kOneQueue };
-// How sync's ring is simulated (sim/collectives.h): a message a pass, or one a step.
-enum class RingModel { kMessages, kAggregate };
-// "messages", "aggregate"; throws InputError for anything else.
+// How sync's rings are simulated (sim/collectives.h): a message a pass, or one a collective.
+// kAuto, the default, is resolved when the spec is read: messages up to kAutoRingWorkers
+// workers, aggregate beyond.
+enum class RingModel { kMessages, kAggregate, kAuto };
+constexpr int kAutoRingWorkers = 64;
+inline RingModel resolve_ring_model(RingModel model, int workers) {
+  if (model != RingModel::kAuto) return model;
+  return workers <= kAutoRingWorkers ? RingModel::kMessages : RingModel::kAggregate;
+}
+// "messages", "aggregate", "auto"; throws InputError for anything else.
 RingModel parse_ring_model(const std::string& name);
 std::string ring_model_name(RingModel model);
 // The network between nodes (sim/cluster.h): every node's NIC on one non-blocking switch, or
@@ -84,7 +91,7 @@ struct ClusterSpec {
   double nic_bandwidth = 3.125e9;      // bytes/s of each host's link (25 Gb/s)
   double nic_latency = 10e-6;          // seconds; hosts meet at a non-blocking switch
   std::string network_model = "LV08";  // SimGrid's network/model: LV08 or CM02
-  RingModel ring_model = RingModel::kMessages;
+  RingModel ring_model = RingModel::kAuto;
   AllReduce allreduce = AllReduce::kRing;
   EmbeddingExchange embedding_exchange = EmbeddingExchange::kAllGather;
   // allreduce "tree": the chunk each tree pass carries (NCCL's default 4 MiB buffer in its

@@ -72,7 +72,8 @@ Collectives::Collectives(const Cluster& cluster, const ClusterSpec& spec, int fi
       algorithm_(spec.allreduce),
       barrier_(simgrid::s4u::Barrier::create(static_cast<unsigned>(n_))),
       tree_chunk_bytes_(spec.tree_chunk_bytes),
-      all_(cluster, range(first, n_, 1), spec.ring_model, name + "ring") {
+      ring_model_(resolve_ring_model(spec.ring_model, static_cast<int>(cluster.workers().size()))),
+      all_(cluster, range(first, n_, 1), ring_model_, name + "ring") {
   if (algorithm_ == AllReduce::kTree) {
     for (int t = 0; t < 2; ++t) {
       for (int r = 0; r < n_; ++r) {
@@ -86,10 +87,10 @@ Collectives::Collectives(const Cluster& cluster, const ClusterSpec& spec, int fi
   if (algorithm_ == AllReduce::kHierarchical) {
     const int m = n_ / g_;
     for (int k = 0; k < m; ++k)
-      nodes_.emplace_back(cluster, range(first + k * g_, g_, 1), spec.ring_model,
+      nodes_.emplace_back(cluster, range(first + k * g_, g_, 1), ring_model_,
                           name + "node-ring-" + std::to_string(k));
     for (int i = 0; i < g_; ++i)
-      local_rank_.emplace_back(cluster, range(first + i, m, g_), spec.ring_model,
+      local_rank_.emplace_back(cluster, range(first + i, m, g_), ring_model_,
                                name + "rank-ring-" + std::to_string(i));
   }
 }

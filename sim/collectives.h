@@ -83,6 +83,7 @@ class Collectives {
   AllReduce algorithm_;
   simgrid::s4u::BarrierPtr barrier_;
   double tree_chunk_bytes_;
+  RingModel ring_model_;  // resolved: messages or aggregate
   std::vector<simgrid::s4u::Mailbox*> tree_up_;    // tree t, rank r, child k: (t n + r) 2 + k
   std::vector<simgrid::s4u::Mailbox*> tree_down_;  // tree t, rank r: t n + r
   RingGroup all_;
