@@ -707,7 +707,10 @@ ExperimentSpec parse_spec(const Json& doc, const std::string& source) {
   reader.finish();
   check_semantics(spec, source);
   // The result echoes the model the run used.
-  spec.cluster.ring_model = resolve_ring_model(spec.cluster.ring_model, total_workers(spec));
+  // A ring is as long as its pool: "auto" looks at the largest.
+  int largest = 0;
+  for (const WorkerPool& p : worker_pools(spec)) largest = std::max(largest, p.workers);
+  spec.cluster.ring_model = resolve_ring_model(spec.cluster.ring_model, largest);
   return spec;
 }
 

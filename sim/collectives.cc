@@ -72,7 +72,7 @@ Collectives::Collectives(const Cluster& cluster, const ClusterSpec& spec, int fi
       algorithm_(spec.allreduce),
       barrier_(simgrid::s4u::Barrier::create(static_cast<unsigned>(n_))),
       tree_chunk_bytes_(spec.tree_chunk_bytes),
-      ring_model_(resolve_ring_model(spec.ring_model, static_cast<int>(cluster.workers().size()))),
+      ring_model_(resolve_ring_model(spec.ring_model, workers)),
       all_(cluster, range(first, n_, 1), ring_model_, name + "ring") {
   if (algorithm_ == AllReduce::kTree) {
     for (int t = 0; t < 2; ++t) {

@@ -1,0 +1,77 @@
+#!/usr/bin/python3
+"""gbasim's all-reduce against published hardware measurements (results/published-collectives/
+measured.csv, each row with its source): for each measured setup, `gbasim collective` on the
+platform that models it (PLATFORMS below, each number with its source), with the hierarchical
+all-reduce under LV08 (SimGrid's default) and CM02, and the ring under LV08. Writes
+results/published-collectives/table.md: measured and simulated bus bandwidth, and whether they
+agree within 15%.
+
+Usage: scripts/published_collectives.py [GBASIM]   (default build/bin/gbasim)"""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+FOLDER = "results/published-collectives"
+TOLERANCE = 0.15
+# 2 x 8 H100 (Google Cloud A3 Mega): NVLink 4 through NVSwitch, 900 GB/s both ways a GPU
+# (NVIDIA's H100 datasheet), so 4.5e11 bytes/s each way; eight 200 Gb/s GPU NICs a VM (Google
+# Cloud's A3 Mega machine type), 2.5e10 bytes/s each; latencies are gbasim's defaults.
+PLATFORMS = {
+    "2x8 H100 (A3 Mega)": ["training.workers=16", "cluster.gpus_per_node=8",
+                           "cluster.nics_per_node=8", "cluster.nic_bandwidth=2.5e10",
+                           "cluster.intra_node_bandwidth=4.5e11",
+                           "stragglers.transient_rate_per_s=0"],
+}
+# gbasim's tree is a binary tree over every rank in heap order, not NCCL's (a chain in each
+# node, trees across nodes), and is left out here.
+VARIANTS = [("hierarchical", "LV08"), ("hierarchical", "CM02"), ("ring", "LV08")]
+
+
+def simulate(gbasim, sets, sizes):
+    with tempfile.TemporaryDirectory() as work:
+        out = os.path.join(work, "c.json")
+        command = [gbasim, "collective", "--spec", "examples/demo.json", "--out", out,
+                   "--sizes", ",".join(str(s) for s in sizes)]
+        for s in sets:
+            command += ["--set", s]
+        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if done.returncode != 0:
+            sys.exit(f"published_collectives.py: {' '.join(command)}: {done.stderr.strip()}")
+        with open(out) as f:
+            return [t["busbw_gb_s"] for t in json.load(f)["timings"]]
+
+
+def main():
+    gbasim = sys.argv[1] if len(sys.argv) > 1 else "build/bin/gbasim"
+    with open(os.path.join(FOLDER, "measured.csv")) as f:
+        rows = list(csv.DictReader(l for l in f if not l.startswith("#")))
+    header = "| setup | size (B) | measured busbw (GB/s) | " + " | ".join(
+        f"gbasim {a}, {m} (GB/s)" for a, m in VARIANTS) + " | within 15% |"
+    lines = [header, "|" + " --- |" * (4 + len(VARIANTS))]
+    for setup, platform in PLATFORMS.items():
+        mine = [r for r in rows if r["setup"] == setup]
+        sizes = [int(r["bytes"]) for r in mine]
+        simulated = {v: simulate(gbasim, platform + [f"cluster.allreduce={v[0]}",
+                                                     f"cluster.network_model={v[1]}"], sizes)
+                     for v in VARIANTS}
+        for i, r in enumerate(mine):
+            measured = float(r["busbw_gb_s"])
+            values = [simulated[v][i] for v in VARIANTS]
+            close = [f"{a} {m}" for (a, m), x in zip(VARIANTS, values)
+                     if abs(x - measured) <= TOLERANCE * measured]
+            lines.append(f"| {setup} | {r['bytes']} | {measured:.2f} | " +
+                         " | ".join(f"{x:.2f}" for x in values) +
+                         f" | {', '.join(close) if close else 'no'} |")
+    table = "\n".join(lines) + "\n"
+    tmp = os.path.join(FOLDER, "table.md.tmp")
+    with open(tmp, "w") as f:
+        f.write(table)
+    os.replace(tmp, os.path.join(FOLDER, "table.md"))
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
