@@ -263,6 +263,18 @@ TEST(Mpi, TheWrongNumberOfRanksIsAClearError) {
       << run.output;
 }
 
+TEST(Mpi, WorkerPoolsAreRefusedWithTheirKey) {
+  const MpiRun run = mpirun(2, "--spec " + spec_file() +
+                                   " --set training.workers=2 --set training.mode=sync "
+                                   "--set 'training.switching.at_steps=[[5, \"gba@1\"]]' "
+                                   "--set 'cluster.pools=[{\"workers\": 2, \"local_batch\": 64}]' "
+                                   "-q --out " + own_file("result.json"));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("'cluster.pools' is for the simulator: gbasim-mpi runs one pool"),
+            std::string::npos)
+      << run.output;
+}
+
 // gbasim calibrate's platform file is one the simulator runs on (microbenchmarks only).
 TEST(Mpi, CalibrateWritesAPlatformTheSimulatorLoads) {
   const std::string platform = own_file("platform.json"), log = own_file("log.txt");
