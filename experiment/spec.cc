@@ -113,6 +113,8 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("gpus_per_node", c.gpus_per_node);
     v.field("intra_node_bandwidth", c.intra_node_bandwidth);
     v.field("intra_node_latency", c.intra_node_latency);
+    v.field("gpu_nic_bandwidth", c.gpu_nic_bandwidth);
+    v.field("gpu_nic_latency", c.gpu_nic_latency);
     v.field("nics_per_node", c.nics_per_node);
     v.named("topology", c.topology, parse_topology, topology_name);
     v.section("fat_tree", [&] {
@@ -594,6 +596,8 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
     fail("cluster.gpus_per_node", "must divide training.workers (nodes are alike)");
   within("cluster.intra_node_bandwidth", c.intra_node_bandwidth, 1e3, 1e13);  // bytes/s
   within("cluster.intra_node_latency", c.intra_node_latency, 0.0, 1.0);       // seconds
+  within("cluster.gpu_nic_bandwidth", c.gpu_nic_bandwidth, 1e3, 1e13);         // bytes/s
+  within("cluster.gpu_nic_latency", c.gpu_nic_latency, 0.0, 1.0);             // seconds
   within("cluster.tree_chunk_bytes", c.tree_chunk_bytes, 1.0, 1e12);
   if (c.nics_per_node < 1 || c.nics_per_node > 64)
     fail("cluster.nics_per_node", "must lie in [1, 64]");

@@ -104,6 +104,10 @@ struct ClusterSpec {
   int gpus_per_node = 1;
   double intra_node_bandwidth = 1.5e11;  // bytes/s per GPU and direction (V100 NVLink 2)
   double intra_node_latency = 2e-6;      // seconds
+  // A GPU's path to its node's NICs, apart from the intra-node links (GPUDirect RDMA over
+  // PCIe): each direction. PCIe 3.0 x16: 8 GT/s x 16 lanes x 128/130 = 15.75 GB/s.
+  double gpu_nic_bandwidth = 1.575e10;
+  double gpu_nic_latency = 1e-6;  // seconds, an estimate
   int nics_per_node = 1;
   Topology topology = Topology::kStar;
   // topology "fat_tree": nodes (worker nodes, then one node a server shard) hang off leaf

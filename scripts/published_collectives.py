@@ -18,11 +18,12 @@ FOLDER = "results/published-collectives"
 TOLERANCE = 0.15
 # 2 x 8 H100 (Google Cloud A3 Mega): NVLink 4 through NVSwitch, 900 GB/s both ways a GPU
 # (NVIDIA's H100 datasheet), so 4.5e11 bytes/s each way; eight 200 Gb/s GPU NICs a VM (Google
-# Cloud's A3 Mega machine type), 2.5e10 bytes/s each; latencies are gbasim's defaults.
+# Cloud's A3 Mega machine type), 2.5e10 bytes/s each; PCIe 5.0 x16 from each GPU to the NICs
+# (32 GT/s x 16 lanes x 128/130 = 63 GB/s); latencies are gbasim's defaults.
 PLATFORMS = {
     "2x8 H100 (A3 Mega)": ["training.workers=16", "cluster.gpus_per_node=8",
                            "cluster.nics_per_node=8", "cluster.nic_bandwidth=2.5e10",
-                           "cluster.intra_node_bandwidth=4.5e11",
+                           "cluster.intra_node_bandwidth=4.5e11", "cluster.gpu_nic_bandwidth=6.3e10",
                            "stragglers.transient_rate_per_s=0"],
 }
 # gbasim's tree is a binary tree over every rank in heap order, not NCCL's (a chain in each

@@ -89,18 +89,34 @@ std::pair<NetPoint*, NetPoint*> Cluster::create_server(sg4::NetZone* zone, int p
 std::pair<sg4::NetZone*, NetPoint*> Cluster::create_node(sg4::NetZone* parent, int k) {
   const ClusterSpec& c = spec_.cluster;
   const std::string name = "node-" + std::to_string(k);
-  auto* node = sg4::create_star_zone(name);
+  // Every route is given: worker to worker over both intra-node links, worker to the NICs
+  // (the node's gateway) over its own GPU-to-NIC link, as GPUDirect RDMA goes over PCIe and
+  // not over NVLink.
+  auto* node = sg4::create_full_zone(name);
   node->set_parent(parent);
-  NetPoint* gateway = node->create_router(name + "-switch");
-  node->add_route(gateway, nullptr, nullptr, nullptr, {}, true);
+  NetPoint* gateway = node->create_router(name + "-nics");
+  std::vector<sg4::Host*> hosts;
+  std::vector<sg4::Link*> intra, to_nic;
   for (int i = 0; i < gpus_per_node_; ++i) {
     const int w = k * gpus_per_node_ + i;
-    sg4::Host* host = create_worker(node, w);
-    auto* link = node->create_split_duplex_link(host->get_name() + "-intra", c.intra_node_bandwidth)
-                     ->set_latency(c.intra_node_latency)
-                     ->seal();
-    node->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
-                    {{link, sg4::LinkInRoute::Direction::UP}}, true);
+    hosts.push_back(create_worker(node, w));
+    intra.push_back(
+        node->create_split_duplex_link(hosts.back()->get_name() + "-intra", c.intra_node_bandwidth)
+            ->set_latency(c.intra_node_latency)
+            ->seal());
+    to_nic.push_back(
+        node->create_split_duplex_link(hosts.back()->get_name() + "-to-nic", c.gpu_nic_bandwidth)
+            ->set_latency(c.gpu_nic_latency)
+            ->seal());
+  }
+  using Direction = sg4::LinkInRoute::Direction;
+  for (int i = 0; i < gpus_per_node_; ++i) {
+    node->add_route(hosts[i]->get_netpoint(), gateway, nullptr, nullptr,
+                    {{to_nic[i], Direction::UP}}, true);
+    for (int j = i + 1; j < gpus_per_node_; ++j) {
+      node->add_route(hosts[i]->get_netpoint(), hosts[j]->get_netpoint(), nullptr, nullptr,
+                      {{intra[i], Direction::UP}, {intra[j], Direction::DOWN}}, true);
+    }
   }
   node->seal();
   return {node, gateway};

@@ -13,10 +13,12 @@ from gbasim_run import collective_times
 TOLERANCE = 1e-3
 B, L = 3.125e9, 1e-5        # the NIC: bytes/s, seconds
 BI, LI = 1.5e11, 2e-6       # the intra-node link
+BP, LP = 1.575e10, 1e-6     # a GPU's link to its node's NICs
 SIZES = [1 << 20, 16 << 20]
 BASE = ["cluster.network_model=CM02", "stragglers.transient_rate_per_s=0",
         f"cluster.nic_bandwidth={B}", f"cluster.nic_latency={L}",
-        f"cluster.intra_node_bandwidth={BI}", f"cluster.intra_node_latency={LI}"]
+        f"cluster.intra_node_bandwidth={BI}", f"cluster.intra_node_latency={LI}",
+        f"cluster.gpu_nic_bandwidth={BP}", f"cluster.gpu_nic_latency={LP}"]
 
 
 def ring(n, s):
@@ -26,10 +28,11 @@ def ring(n, s):
 
 def hierarchical(g, m, nics, s):
     """Reduce-scatter in the node (g - 1 passes of S / g over two intra-node links), g rings
-    across the m nodes at once (2(m - 1) passes of S / (g m), the node's g flows sharing its
-    NICs), all-gather in the node."""
+    across the m nodes at once (2(m - 1) passes of S / (g m) over the sender's and the
+    receiver's GPU-to-NIC links and both NIC links, the node's g flows sharing its NICs),
+    all-gather in the node."""
     in_node = (g - 1) * (2 * LI + s / g / BI)
-    across = 2 * (m - 1) * (2 * LI + 2 * L + s / (g * m) / min(BI, nics * B / g))
+    across = 2 * (m - 1) * (2 * LP + 2 * L + s / (g * m) / min(BP, nics * B / g))
     return 2 * in_node + across
 
 
