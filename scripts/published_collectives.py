@@ -20,11 +20,20 @@ TOLERANCE = 0.15
 # (NVIDIA's H100 datasheet), so 4.5e11 bytes/s each way; eight 200 Gb/s GPU NICs a VM (Google
 # Cloud's A3 Mega machine type), 2.5e10 bytes/s each; PCIe 5.0 x16 from each GPU to the NICs
 # (32 GT/s x 16 lanes x 128/130 = 63 GB/s); latencies are gbasim's defaults.
+H100_A3_MEGA = ["cluster.gpus_per_node=8", "cluster.nics_per_node=8", "cluster.nic_bandwidth=2.5e10",
+                "cluster.intra_node_bandwidth=4.5e11", "cluster.gpu_nic_bandwidth=6.3e10"]
+# Oracle Cloud BM.GPU4.8: 8 A100-SXM4 on NVLink 3 through NVSwitch, 600 GB/s both ways a GPU
+# (NVIDIA's A100 datasheet), so 3e11 bytes/s each way; 16 x 100 Gb/s RoCE ports a node (the
+# measurement's own page), 1.25e10 bytes/s each; PCIe 4.0 x16 from each GPU to the NICs
+# (16 GT/s x 16 lanes x 128/130 = 31.5 GB/s); latencies are gbasim's defaults.
+A100_BM_GPU4_8 = ["cluster.gpus_per_node=8", "cluster.nics_per_node=16",
+                  "cluster.nic_bandwidth=1.25e10", "cluster.intra_node_bandwidth=3e11",
+                  "cluster.gpu_nic_bandwidth=3.15e10"]
+QUIET = ["stragglers.transient_rate_per_s=0"]
 PLATFORMS = {
-    "2x8 H100 (A3 Mega)": ["training.workers=16", "cluster.gpus_per_node=8",
-                           "cluster.nics_per_node=8", "cluster.nic_bandwidth=2.5e10",
-                           "cluster.intra_node_bandwidth=4.5e11", "cluster.gpu_nic_bandwidth=6.3e10",
-                           "stragglers.transient_rate_per_s=0"],
+    "2x8 H100 (A3 Mega)": ["training.workers=16"] + H100_A3_MEGA + QUIET,
+    "1x8 A100 (OCI BM.GPU4.8)": ["training.workers=8"] + A100_BM_GPU4_8 + QUIET,
+    "2x8 A100 (OCI BM.GPU4.8)": ["training.workers=16"] + A100_BM_GPU4_8 + QUIET,
 }
 # gbasim's tree is a binary tree over every rank in heap order, not NCCL's (a chain in each
 # node, trees across nodes), and is left out here.
