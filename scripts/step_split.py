@@ -18,13 +18,14 @@ MODES = ["sync", "async", "gba", "ssp", "backup"]
 QUIET = ["stragglers.persistent_fraction=0", "stragglers.noise_cv=0",
          "stragglers.transient_rate_per_s=0", "simulation.timing_only=true",
          "budget.max_samples=409600", "data.train_samples=409600", "data.test_samples=1000"]
+HOSTS = ["cluster.gpus_per_node=1", "cluster.nics_per_node=1", "cluster.allreduce=ring",
+         "cluster.embedding_exchange=all_gather"]
 CLUSTERS = {
-    "hosts on a switch (the default: 16 GPU hosts, a 25 Gb/s NIC each, ring all-reduce)": [],
-    "2 GPU nodes of 8 (NVLink, 2 x 25 Gb/s NICs a node), hierarchical all-reduce": [
-        "cluster.gpus_per_node=8", "cluster.nics_per_node=2", "cluster.allreduce=hierarchical"],
-    "2 GPU nodes of 8, hierarchical all-reduce, embedding all-to-all": [
-        "cluster.gpus_per_node=8", "cluster.nics_per_node=2", "cluster.allreduce=hierarchical",
-        "cluster.embedding_exchange=all_to_all"],
+    "16 GPU hosts on a switch (a 25 Gb/s NIC each), ring all-reduce, ring all-gather of the rows":
+        HOSTS,
+    "2 GPU nodes of 8 (NVLink, 2 x 25 Gb/s NICs a node), hierarchical all-reduce, ring all-gather":
+        ["cluster.embedding_exchange=all_gather"],
+    "the default: 2 GPU nodes of 8, hierarchical all-reduce, embedding all-to-all": [],
 }
 
 

@@ -15,7 +15,11 @@ B, L = 3.125e9, 1e-5        # the NIC: bytes/s, seconds
 BI, LI = 1.5e11, 2e-6       # the intra-node link
 BP, LP = 1.575e10, 1e-6     # a GPU's link to its node's NICs
 SIZES = [1 << 20, 16 << 20]
-BASE = ["cluster.network_model=CM02", "stragglers.transient_rate_per_s=0",
+# Hosts on the star with one ring unless a case says otherwise (the demo spec's own cluster is
+# GPU nodes).
+BASE = ["cluster.gpus_per_node=1", "cluster.nics_per_node=1", "cluster.allreduce=ring",
+        "cluster.embedding_exchange=all_gather",
+        "cluster.network_model=CM02", "stragglers.transient_rate_per_s=0",
         f"cluster.nic_bandwidth={B}", f"cluster.nic_latency={L}",
         f"cluster.intra_node_bandwidth={BI}", f"cluster.intra_node_latency={LI}",
         f"cluster.gpu_nic_bandwidth={BP}", f"cluster.gpu_nic_latency={LP}"]

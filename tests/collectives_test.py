@@ -2,7 +2,9 @@
 """The aggregate ring (one message a worker a step, cluster.ring_model "aggregate") against the
 message-level ring (a message a pass): sync in timing-only runs of the demo spec, straggler-free
 and with a quarter of the workers 3x slower, under SimGrid's CM02 and LV08, at 2, 8 and 64
-workers. The simulated times must agree within 2% and the steps exactly.
+workers, on hosts on a star (one GPU each, the ring all-reduce and the ring all-gather of the
+embedding rows, whatever the demo spec's own cluster). The simulated times must agree within 2%
+and the steps exactly.
 
 Usage: collectives_test.py GBASIM DEMO_SPEC"""
 import sys
@@ -14,7 +16,9 @@ TOLERANCE = 0.02
 
 def simulated(gbasim, spec, workers, network, straggler_share, ring):
     steps = 10
-    sets = ["training.mode=sync", "simulation.timing_only=true", f"training.workers={workers}",
+    sets = ["cluster.gpus_per_node=1", "cluster.nics_per_node=1", "cluster.allreduce=ring",
+            "cluster.embedding_exchange=all_gather",
+            "training.mode=sync", "simulation.timing_only=true", f"training.workers={workers}",
             f"budget.max_samples={workers * 256 * steps}",
             f"data.train_samples={workers * 256 * steps}", "data.test_samples=1000",
             "stragglers.noise_cv=0", "stragglers.transient_rate_per_s=0",
