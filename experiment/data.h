@@ -10,8 +10,16 @@
 
 namespace gbasim {
 
+// Which training samples a worker reads (sim/training.h): a fixed shard of its own (sample i
+// to worker i mod N, as PyTorch's DistributedSampler shards), or one shared sequence of
+// batches, each handed to the next worker that asks (as a parameter-server job's input
+// pipeline feeds its workers), so that every sample is read once an epoch whatever the
+// workers' speeds.
+enum class DataSharding { kStatic, kQueue };
+
 struct DataOptions {
   std::string criteo_path;  // empty: synthetic data
+  DataSharding sharding = DataSharding::kQueue;
   // With a Criteo file, the last test_fraction of it is the test set.
   double test_fraction = 0.1;
   CriteoOptions criteo;

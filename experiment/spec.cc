@@ -46,6 +46,7 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("days", d.days);
     v.field("day_drift", d.day_drift);
     v.field("seed", d.seed);
+    v.named("sharding", s.data.sharding, parse_data_sharding, data_sharding_name);
     v.field("criteo_path", s.data.criteo_path);
     v.field("test_fraction", s.data.test_fraction);
     v.field("table_size", s.data.criteo.table_size);
@@ -430,6 +431,16 @@ std::string ring_model_name(RingModel model) {
     case RingModel::kAuto: return "auto";
   }
   return "";
+}
+
+DataSharding parse_data_sharding(const std::string& name) {
+  if (name == "static") return DataSharding::kStatic;
+  if (name == "queue") return DataSharding::kQueue;
+  throw InputError("must be \"static\" or \"queue\", not '" + name + "'");
+}
+
+std::string data_sharding_name(DataSharding sharding) {
+  return sharding == DataSharding::kStatic ? "static" : "queue";
 }
 
 Topology parse_topology(const std::string& name) {

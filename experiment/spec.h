@@ -54,6 +54,9 @@ enum class EmbeddingExchange { kAllGather, kAllToAll, kHybrid };
 // "all_gather", "all_to_all", "hybrid"; throws InputError for anything else.
 EmbeddingExchange parse_embedding_exchange(const std::string& name);
 std::string embedding_exchange_name(EmbeddingExchange exchange);
+// "static", "queue"; throws InputError for anything else.
+DataSharding parse_data_sharding(const std::string& name);
+std::string data_sharding_name(DataSharding sharding);
 // "sharded", "one_queue"; throws InputError for anything else.
 ServerModel parse_server_model(const std::string& name);
 std::string server_model_name(ServerModel model);

@@ -108,6 +108,8 @@ Batch ShardIterator::next(int64_t batch_size) {
     position_ += take;
   }
   samples_read_ += batch_size;
+  if (reads_ != nullptr)
+    for (const int64_t row : rows) ++(*reads_)[static_cast<size_t>(row)];
   return gather(data_, rows);
 }
 

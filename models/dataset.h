@@ -58,6 +58,9 @@ class ShardIterator {
   ShardIterator(const Dataset& data, int worker, int num_workers, uint64_t seed);
 
   Batch next(int64_t batch_size);
+  // Counts every sample handed out from now on in (*reads)[row] (sized to the data set);
+  // nullptr stops counting.
+  void count_reads(std::vector<uint32_t>* reads) { reads_ = reads; }
   int64_t epoch() const { return epoch_; }
   int64_t shard_size() const { return static_cast<int64_t>(order_.size()); }
   int64_t samples_read() const { return samples_read_; }
@@ -72,6 +75,7 @@ class ShardIterator {
   int64_t position_ = 0;
   int64_t epoch_ = 0;
   int64_t samples_read_ = 0;
+  std::vector<uint32_t>* reads_ = nullptr;
 };
 
 }  // namespace gbasim

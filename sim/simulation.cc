@@ -15,6 +15,24 @@
 namespace gbasim {
 namespace {
 
+// How the training samples were read: how many were handed out, how many distinct ones, and
+// the most reads of one sample, per data.sharding (docs/results.md "data_reads").
+nlohmann::ordered_json data_reads_json(const ExperimentSpec& spec,
+                                       const std::vector<uint32_t>& reads) {
+  int64_t total = 0, distinct = 0;
+  uint32_t most = 0;
+  for (const uint32_t r : reads) {
+    total += r;
+    distinct += r > 0;
+    most = std::max(most, r);
+  }
+  return {{"sharding", data_sharding_name(spec.data.sharding)},
+          {"training_samples", static_cast<int64_t>(reads.size())},
+          {"samples_read", total},
+          {"distinct_samples_read", distinct},
+          {"most_reads_of_a_sample", most}};
+}
+
 // The run: the cluster, the server, the workers and the evaluator, started in the engine;
 // then the result.
 class Simulation {
@@ -166,6 +184,7 @@ nlohmann::ordered_json Simulation::result() const {
          {"step_ends", s.step_ends}});
   }
   doc["workers"] = workers;
+  doc["data_reads"] = data_reads_json(spec_, training_.reads());
   if (auto trace = trace_json(spec_, training_.trace()); !trace.is_null()) doc["trace"] = trace;
   if (const SwitchingController* s = rule.switching())
     doc["switching"] = switching_json(spec_, *s, training_.moves(), status_);

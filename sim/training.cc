@@ -33,13 +33,19 @@ Training::Training(const ExperimentSpec& spec, SimulationCost& cost)
       stats_(n_),
       mutex_(sg4::Mutex::create()),
       updated_(sg4::ConditionVariable::create()) {
-  // Each pool's workers share the whole training set among them.
+  // Each pool's workers share the whole training set among them: a shard each, or one
+  // sequence the pool's workers take batches from in the order they ask.
+  const bool queue = spec.data.sharding == DataSharding::kQueue;
   for (int p = 0; p < static_cast<int>(pools_.size()); ++p) {
+    if (queue) shards_.emplace_back(data_.train, 0, 1, spec.seed);
     for (int i = 0; i < pools_[p].workers; ++i) {
-      shards_.emplace_back(data_.train, i, pools_[p].workers, spec.seed);
+      if (!queue) shards_.emplace_back(data_.train, i, pools_[p].workers, spec.seed);
+      shard_of_.push_back(static_cast<int>(shards_.size()) - 1);
       pool_of_.push_back(p);
     }
   }
+  reads_.assign(static_cast<size_t>(data_.train.size()), 0);
+  for (ShardIterator& shard : shards_) shard.count_reads(&reads_);
   if (spec.evaluation.test_samples > 0)
     data_.test = first_rows(data_.test, spec.evaluation.test_samples);
   for (const auto& table : params_.tables) dims_.push_back(table.cols());

@@ -45,6 +45,8 @@ class Training {
   const RuleInForce& rule() const { return rule_; }
   WorkerStats& stats(int worker) { return stats_[worker]; }
   const std::vector<WorkerStats>& stats() const { return stats_; }
+  // How many times each training sample was handed to a worker (every pool's reads).
+  const std::vector<uint32_t>& reads() const { return reads_; }
   void count_messages(int64_t n) { messages_ += n; }
   int64_t messages() const { return messages_; }
   int64_t applied_samples() const { return applied_samples_; }
@@ -61,7 +63,9 @@ class Training {
   const std::vector<WorkerPool>& pools() const { return pools_; }
   int pool_of(int worker) const { return pool_of_[worker]; }
   int64_t local_batch(int worker) const { return pools_[pool_of_[worker]].local_batch; }
-  Batch next_batch(int worker) { return shards_[worker].next(local_batch(worker)); }
+  // The next batch `worker` reads: from its own shard (data.sharding "static") or from its
+  // pool's one shared sequence ("queue").
+  Batch next_batch(int worker) { return shards_[shard_of_[worker]].next(local_batch(worker)); }
   // The real gradient of `batch` on the parameters now, or in timing-only mode just its rows
   // (the unique ids of each field, in the model's table order), which is all timing needs.
   void gradient_of(const Batch& batch, Gradient& grad);
@@ -102,6 +106,8 @@ class Training {
   int64_t dense_values_;
   std::vector<int64_t> dims_;
   std::vector<ShardIterator> shards_;
+  std::vector<int> shard_of_;  // a worker's entry of shards_
+  std::vector<uint32_t> reads_;
   std::vector<WorkerStats> stats_;
   sg4::MutexPtr mutex_;
   sg4::ConditionVariablePtr updated_;

@@ -18,7 +18,7 @@
 namespace gbasim {
 namespace {
 
-const std::string kSpec = R"({"data": {"train_samples": 12000, "test_samples": 2000},
+const std::string kSpec = R"({"data": {"train_samples": 12000, "test_samples": 2000, "sharding": "static"},
   "model": {"name": "fm", "embedding_dim": 4},
   "training": {"workers": 3, "local_batch": 64},
   "stragglers": {"persistent_fraction": 0, "noise_cv": 0, "transient_rate_per_s": 0},
@@ -151,7 +151,7 @@ TEST(Mpi, ScheduledSwitchesFollowTheRuleInForceOnThreeRanks) {
   const std::string spec_path = own_file("switching.json"), params = own_file("params.bin"),
                     log = own_file("rules.txt"), out = own_file("result.json"),
                     simulated = own_file("simulated.json");
-  std::ofstream(spec_path) << R"({"data": {"train_samples": 12000, "test_samples": 2000,
+  std::ofstream(spec_path) << R"({"data": {"train_samples": 12000, "test_samples": 2000, "sharding": "static",
                                            "max_cardinality": 2000},
     "model": {"name": "fm", "embedding_dim": 4},
     "training": {"workers": 2, "local_batch": 64, "mode": "sync",
@@ -271,6 +271,16 @@ TEST(Mpi, WorkerPoolsAreRefusedWithTheirKey) {
                                    "-q --out " + own_file("result.json"));
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("'cluster.pools' is for the simulator: gbasim-mpi runs one pool"),
+            std::string::npos)
+      << run.output;
+}
+
+TEST(Mpi, QueueShardingIsRefusedWithItsKey) {
+  const MpiRun run = mpirun(3, "--spec " + spec_file() +
+                                   " --set training.mode=sync --set data.sharding=queue -q --out " +
+                                   own_file("result.json"));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("'data.sharding' must be \"static\" for gbasim-mpi"),
             std::string::npos)
       << run.output;
 }

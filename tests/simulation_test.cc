@@ -40,6 +40,8 @@ ExperimentSpec straggler_free_cluster(Mode mode, int workers) {
   s.cluster.network_model = "CM02";
   s.cluster.ps_shards = 1;
   s.evaluation.interval_s = 1000.0;
+  // The analytic timings below read each worker's batches from its own shard.
+  s.data.sharding = DataSharding::kStatic;
   return s;
 }
 
@@ -96,6 +98,42 @@ TEST(Simulation, SyncStepIsComputePlusRingAllReduce) {
   const TwoWorkerRing ring(s, 6);
   ring.expect_step_ends(result, 6, 1);
   EXPECT_EQ(result["summary"]["global_steps"], 6);
+}
+
+// data.sharding: with a worker 10x slower, async over one epoch's budget (one simulation a
+// test: the engine starts once a process).
+nlohmann::json reads_under_a_straggler(DataSharding sharding) {
+  ExperimentSpec s = straggler_free_cluster(Mode::kAsync, 4);
+  s.data.sharding = sharding;
+  s.stragglers.persistent_fraction = 0.25;
+  s.stragglers.persistent_slowdown = 10.0;
+  s.budget.max_samples = s.data.synthetic.train_samples;
+  s.simulation.timing_only = true;
+  nlohmann::json reads = simulate(s)["data_reads"];
+  EXPECT_EQ(reads["training_samples"], s.data.synthetic.train_samples);
+  EXPECT_GE(reads["samples_read"].get<int64_t>(), s.budget.max_samples);
+  return reads;
+}
+
+// The shared queue hands out whole permutations of the training set, so R reads touch
+// min(R, N) distinct samples, none more than ceil(R / N) times.
+TEST(Simulation, QueueShardingReadsEverySampleOnceAnEpochUnderAStraggler) {
+  const auto reads = reads_under_a_straggler(DataSharding::kQueue);
+  const int64_t n = reads["training_samples"], r = reads["samples_read"];
+  EXPECT_EQ(reads["sharding"], "queue");
+  EXPECT_EQ(reads["distinct_samples_read"].get<int64_t>(), std::min(r, n));
+  EXPECT_LE(reads["most_reads_of_a_sample"].get<int64_t>(), (r + n - 1) / n);
+}
+
+// Static shards: the slow worker's steps take far longer (10x the compute, the same
+// communication), so much of its quarter of the data stays unread (a tenth of the data at
+// least) while the fast workers read theirs again.
+TEST(Simulation, StaticShardingLeavesTheStragglersShardUnread) {
+  const auto reads = reads_under_a_straggler(DataSharding::kStatic);
+  const int64_t n = reads["training_samples"], r = reads["samples_read"];
+  EXPECT_EQ(reads["sharding"], "static");
+  EXPECT_LT(reads["distinct_samples_read"].get<int64_t>(), n - n / 10) << "samples read " << r;
+  EXPECT_GE(reads["most_reads_of_a_sample"].get<int64_t>(), 2);
 }
 
 TEST(Simulation, AsyncIsBoundedByTheParameterServerLink) {
