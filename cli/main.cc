@@ -20,6 +20,8 @@ Commands:
            bandwidth
   sweep    a base spec over axes of values and seeds, points in parallel processes,
            resumable; a result per point and a summary CSV
+  tune     the paper's protocol, step one: sync's best learning rate (or another
+           optimizer setting) for a spec, over seeds; writes a spec fragment for --with
   trace-stats  what simulated workers replaying a trace (PAI mini-batch times,
            Alibaba machine usage, generic) see: slowdowns, spread, slow episodes
   calibrate  measure this machine (model compute, MPI latency and bandwidth, cores)
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
     if (command == "data") return gbasim::run_data(args);
     if (command == "trace-stats") return gbasim::run_trace_stats(args);
     if (command == "sweep") return gbasim::run_sweep(args);
+    if (command == "tune") return gbasim::run_tune(args);
     if (command == "calibrate") return gbasim::run_calibrate(args);
     std::cerr << "gbasim: unknown command '" << command << "'\n\n" << kUsage;
     return 2;

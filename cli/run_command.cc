@@ -20,7 +20,7 @@ int run_run(int argc, char** argv) {
   const std::vector<std::string>& args = started.args;
 
   std::string spec_path, out_path;
-  std::vector<std::string> overrides;
+  std::vector<std::string> overrides, fragments;
   bool quiet = false;
   po::options_description desc(
       "gbasim run --spec FILE [options]\n\n"
@@ -29,6 +29,9 @@ int run_run(int argc, char** argv) {
   desc.add_options()("help,h", "show this help")(
       "spec", po::value(&spec_path)->value_name("FILE"),
       "experiment spec (JSON; docs/spec.md lists every key)")(
+      "with", po::value(&fragments)->composing()->value_name("FILE"),
+      "a spec fragment merged over the spec before --set, e.g. gbasim tune's tuned.json "
+      "(repeatable)")(
       "set", po::value(&overrides)->composing()->value_name("KEY=VALUE"),
       "override a spec key, e.g. --set training.mode=gba --set training.workers=8 (repeatable)")(
       "out", po::value(&out_path)->value_name("FILE"),
@@ -38,7 +41,13 @@ int run_run(int argc, char** argv) {
   if (!parse_options(args, desc, vm)) return 0;
   if (spec_path.empty()) throw po::error("--spec FILE is required");
 
-  const ExperimentSpec spec = load_spec(spec_path, overrides);
+  std::vector<std::string> all;
+  for (const std::string& f : fragments) {
+    const std::vector<std::string> from = fragment_overrides(f);
+    all.insert(all.end(), from.begin(), from.end());
+  }
+  all.insert(all.end(), overrides.begin(), overrides.end());
+  const ExperimentSpec spec = load_spec(spec_path, all);
   if (out_path.empty()) out_path = "out/run-" + mode_name(spec.training.mode) + ".json";
   const std::string mode = mode_name(spec.training.mode);
   const auto start = std::chrono::steady_clock::now();

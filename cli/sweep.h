@@ -54,6 +54,13 @@ std::vector<std::string> summary_header(const SweepSpec& sweep);
 std::vector<std::string> summary_row(const SweepSpec& sweep, const SweepPoint& point,
                                      const std::string& status, const nlohmann::json& result,
                                      double wall_s, const std::string& error);
+// Runs the points that OUT/points does not hold a result of, as `gbasim sweep` does (one
+// `gbasim run` process a point, `jobs` at a time, progress on standard error, OUT/summary.csv
+// rewritten as they end). Returns 0 when every point is done, 1 when some failed, 130 when
+// interrupted (SIGINT, SIGTERM). Defined in sweep_command.cc, with the process pool.
+int run_points(const SweepSpec& sweep, std::vector<SweepPoint> points, const std::string& out,
+               int jobs);
+
 // One CSV line: cells with a comma, quote or newline are quoted.
 std::string csv_line(const std::vector<std::string>& cells);
 

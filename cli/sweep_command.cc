@@ -239,6 +239,11 @@ int Sweep::run() {
 
 }  // namespace
 
+int run_points(const SweepSpec& sweep, std::vector<SweepPoint> points, const std::string& out,
+               int jobs) {
+  return Sweep(sweep, std::move(points), out.empty() ? fs::path(".") : fs::path(out), jobs).run();
+}
+
 int run_sweep(const std::vector<std::string>& args) {
   std::string spec_path, out_dir;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -271,7 +276,7 @@ int run_sweep(const std::vector<std::string>& args) {
     return 0;
   }
   const fs::path out = out_dir.empty() ? fs::path(spec_path).parent_path() : fs::path(out_dir);
-  return Sweep(sweep, std::move(points), out.empty() ? fs::path(".") : out, jobs).run();
+  return run_points(sweep, std::move(points), out.string(), jobs);
 }
 
 }  // namespace gbasim

@@ -776,6 +776,24 @@ ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>
   return spec;
 }
 
+std::vector<std::string> fragment_overrides(const std::string& path) {
+  const Json doc = read_json(path);
+  if (!doc.is_object() || doc.empty())
+    throw InputError(path + ": a spec fragment must be a JSON object of spec keys");
+  std::vector<std::string> overrides;
+  auto flatten = [&](auto&& self, const Json& node, const std::string& prefix) -> void {
+    for (const auto& [key, value] : node.items()) {
+      const std::string name = prefix.empty() ? key : prefix + "." + key;
+      if (value.is_object() && !value.empty())
+        self(self, value, name);
+      else
+        overrides.push_back(name + "=" + value.dump());
+    }
+  };
+  flatten(flatten, doc, "");
+  return overrides;
+}
+
 nlohmann::ordered_json spec_to_json(const ExperimentSpec& spec) {
   ExperimentSpec copy = spec;
   Writer writer;

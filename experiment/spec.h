@@ -237,4 +237,9 @@ ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>
 // The spec with every key resolved, defaults included.
 nlohmann::ordered_json spec_to_json(const ExperimentSpec& spec);
 
+// A spec fragment (a JSON object of spec keys, such as `gbasim tune`'s tuned.json) as
+// "key.path=value" overrides, one a leaf, in the file's order; --with FILE applies them before
+// --set. Throws InputError naming the file.
+std::vector<std::string> fragment_overrides(const std::string& path);
+
 }  // namespace gbasim

@@ -12,7 +12,7 @@ packages=(
   libgtest-dev libgmock-dev
   libbenchmark-dev
   libopenmpi-dev openmpi-bin
-  python3 python3-matplotlib
+  python3 python3-matplotlib python3-scipy
 )
 
 missing=()

@@ -1,0 +1,39 @@
+#!/usr/bin/python3
+"""scripts/stats.py against a textbook example: Student's sleep data (R's `sleep`), whose paired
+t-test R reports as mean -1.58, 95% interval [-2.4598858, -0.7001142], and the one-sample test
+of the first group as 0.75 [-0.5297804, 2.0297804].
+
+Usage: stats_test.py SCRIPTS_FOLDER"""
+import math
+import sys
+
+sys.path.insert(0, sys.argv[1])
+from stats import excludes_zero, mean_interval, paired_difference  # noqa: E402
+
+drug1 = [0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0]
+drug2 = [1.9, 0.8, 1.1, 0.1, -0.1, 4.4, 5.5, 1.6, 4.6, 3.4]
+failures = []
+
+
+def check(name, got, want, tolerance=1e-6):
+    if not abs(got - want) <= tolerance:
+        failures.append(f"{name}: {got} (expected {want})")
+
+
+d = paired_difference(drug1, drug2)
+check("paired mean", d.mean, -1.58, 1e-12)
+check("paired low", d.low, -2.4598858)
+check("paired high", d.high, -0.7001142)
+if not excludes_zero(d):
+    failures.append("the paired difference should exclude 0")
+m = mean_interval(drug1)
+check("one-sample low", m.low, -0.5297804)
+check("one-sample high", m.high, 2.0297804)
+if excludes_zero(m):
+    failures.append("the one-sample interval should hold 0")
+if not math.isnan(mean_interval([1.0]).low):
+    failures.append("one value should have no interval")
+for f in failures:
+    print("FAIL:", f)
+print("stats_test.py:", "failed" if failures else "ok")
+sys.exit(1 if failures else 0)
