@@ -12,6 +12,7 @@ int run_data(const std::vector<std::string>& args);
 int run_trace_stats(const std::vector<std::string>& args);
 int run_sweep(const std::vector<std::string>& args);
 int run_tune(const std::vector<std::string>& args);
+int run_compare(const std::vector<std::string>& args);
 int run_calibrate(const std::vector<std::string>& args);
 // Takes the raw arguments after "run": SimGrid removes its own --cfg= and --log= ones.
 int run_run(int argc, char** argv);

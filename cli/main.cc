@@ -20,6 +20,8 @@ Commands:
            bandwidth
   sweep    a base spec over axes of values and seeds, points in parallel processes,
            resumable; a result per point and a summary CSV
+  compare  sync, async or GBA on this cluster? tunes sync, runs every mode over paired
+           seeds; intervals, paired differences, resources, a recommendation
   tune     the paper's protocol, step one: sync's best learning rate (or another
            optimizer setting) for a spec, over seeds; writes a spec fragment for --with
   trace-stats  what simulated workers replaying a trace (PAI mini-batch times,
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
     if (command == "trace-stats") return gbasim::run_trace_stats(args);
     if (command == "sweep") return gbasim::run_sweep(args);
     if (command == "tune") return gbasim::run_tune(args);
+    if (command == "compare") return gbasim::run_compare(args);
     if (command == "calibrate") return gbasim::run_calibrate(args);
     std::cerr << "gbasim: unknown command '" << command << "'\n\n" << kUsage;
     return 2;

@@ -18,6 +18,7 @@
 #include "base/stats.h"
 #include "cli/commands.h"
 #include "cli/sweep.h"
+#include "cli/tune.h"
 #include "experiment/result.h"
 
 namespace gbasim {
@@ -49,17 +50,11 @@ struct Scored {
   double mean_time = std::numeric_limits<double>::infinity();
 };
 
-struct TuneOptions {
-  std::string spec, out, fragment, key = "optimizer.learning_rate";
-  std::vector<std::string> overrides;
-  double from = 1e-4, to = 1e-1, tie = 5e-4;
-  int per_decade = 2, refine = 2, seeds = 3, jobs = 1;
-};
-
 class Tuner {
  public:
   explicit Tuner(TuneOptions o) : o_(std::move(o)) {}
-  int run();
+  // The chosen value; nothing when interrupted.
+  std::optional<double> run();
 
  private:
   // Runs the values not run yet; false when interrupted or when a run could not start.
@@ -195,7 +190,7 @@ void Tuner::write(double chosen) const {
             << (fs::path(o_.out) / "tune.json").string() << "\n";
 }
 
-int Tuner::run() {
+std::optional<double> Tuner::run() {
   const double step = 1.0 / o_.per_decade;  // decades
   std::vector<double> grid;
   for (int i = 0;; ++i) {
@@ -203,13 +198,13 @@ int Tuner::run() {
     if (v > o_.to * (1.0 + 1e-9)) break;
     grid.push_back(rounded(v));
   }
-  if (!evaluate(grid, "grid")) return 130;
+  if (!evaluate(grid, "grid")) return std::nullopt;
   // Widen while the best is at an edge (at most 3 steps each way).
   for (int widen = 0; widen < 3; ++widen) {
     const double b = best(), low = scored_.begin()->first, high = scored_.rbegin()->first;
     if (b != low && b != high) break;
     const double next = rounded(b * std::pow(10.0, b == low ? -step : step));
-    if (!evaluate({next}, b == low ? "widening down" : "widening up")) return 130;
+    if (!evaluate({next}, b == low ? "widening down" : "widening up")) return std::nullopt;
   }
   double h = step;
   for (int level = 1; level <= o_.refine; ++level) {
@@ -217,16 +212,21 @@ int Tuner::run() {
     const double b = best();
     if (!evaluate({rounded(b / std::pow(10.0, h)), rounded(b * std::pow(10.0, h))},
                   "refinement " + std::to_string(level)))
-      return 130;
+      return std::nullopt;
   }
   const double chosen = best();
   write(chosen);
   if (status_ != 0)
     std::cerr << "gbasim tune: some runs failed; they count as the worst score (tune.json)\n";
-  return 0;
+  return chosen;
 }
 
 }  // namespace
+
+std::optional<double> tune_sync(const TuneOptions& options) {
+  std::filesystem::create_directories(options.out);
+  return Tuner(options).run();
+}
 
 int run_tune(const std::vector<std::string>& args) {
   TuneOptions o;
@@ -286,8 +286,7 @@ int run_tune(const std::vector<std::string>& args) {
   load_spec(o.spec, probe);
   if (o.out.empty()) o.out = "out/tune-" + fs::path(o.spec).stem().string();
   if (o.fragment.empty()) o.fragment = (fs::path(o.out) / "tuned.json").string();
-  fs::create_directories(o.out);
-  return Tuner(o).run();
+  return tune_sync(o) ? 0 : 130;
 }
 
 }  // namespace gbasim

@@ -25,7 +25,7 @@ JSON
 # One point at a time; kill the whole sweep (its process group) once the first point is in.
 setsid "$gbasim" sweep --spec "$work/sweep.json" --jobs 1 >"$work/first.log" 2>&1 &
 pid=$!
-for _ in $(seq 1 600); do
+for _ in $(seq 1 2400); do  # up to 2 min on a loaded machine
   [ -n "$(ls "$work"/points/*.json 2>/dev/null)" ] && break
   sleep 0.05
 done
