@@ -8,7 +8,7 @@ its expected output). A change that moves a number must update the file on purpo
 
 Counts and simulated times must match exactly (the simulator's clock depends on flops and
 bytes, not on this machine); AUCs to EXPECT_AUC, time-to-AUC to one evaluation interval, since
-float rounding may differ between CPUs (the build uses -march=native)."""
+float rounding may differ between instruction-set levels (GBASIM_ARCH in CMakeLists.txt)."""
 import json
 import os
 import sys
