@@ -305,6 +305,22 @@ int compare(CompareOptions o) {
     why = pick + ": the fastest to AUC " + fmt(target, "%.4g") + " (" + fmt(best_time, "%.2f") +
           " s) among the modes within " + fmt(o.tolerance, "%.4g") + " AUC of sync";
   }
+  // What the rule gave up: a mode that reached the target on every seed sooner than the pick
+  // but ended further below sync than the tolerance.
+  if (sync && !pick.empty()) {
+    const double pick_time = mean_interval(finite(runs[pick].time_to_auc)).mean;
+    for (const auto& m : o.modes) {
+      const ModeRuns& r = runs[m];
+      if (m == pick || m == "sync" || r.reached() != o.seeds) continue;
+      const Interval avs = paired(r.final_auc, sync->final_auc);
+      const double t = mean_interval(finite(r.time_to_auc)).mean;
+      if (t < pick_time && !(avs.mean >= -o.tolerance)) {
+        why += "; " + m + " reached it sooner (" + fmt(t, "%.2f") +
+               " s) but its final AUC differs from sync's by " + text(avs, "%.4f", true) +
+               ", beyond the tolerance";
+      }
+    }
+  }
   md << "\nRecommendation: " << why << ".\n";
   const std::string table = md.str();
   std::cout << table;
