@@ -14,6 +14,8 @@ import subprocess
 import sys
 import tempfile
 
+from gbasim_run import small_fm_spec
+
 SEEDS = 3
 MODES = ["sync", "async", "gba"]
 
@@ -34,18 +36,10 @@ def main():
             failures.append(f"{name}: {got} (expected {want})")
 
     with tempfile.TemporaryDirectory() as work:
-        spec = os.path.join(work, "small.json")
-        with open(spec, "w") as f:
-            json.dump({
-                "data": {"train_samples": 16000, "test_samples": 2000, "fields": 8, "dense": 4,
-                         "max_cardinality": 1000},
-                "model": {"name": "fm", "embedding_dim": 4},
-                "optimizer": {"name": "sgd"},
-                "training": {"workers": 4, "local_batch": 64},
-                "cluster": {"platform": os.path.join(platforms, "shared-gpu.json")},
-                "stragglers": {"persistent_fraction": 0.25, "persistent_slowdown": 3,
-                               "noise_cv": 0.1, "transient_rate_per_s": 0},
-                "evaluation": {"interval_s": 0.005, "target_auc": 0.67}}, f)
+        spec = small_fm_spec(os.path.join(work, "small.json"), platforms, samples=16000, workers=4,
+                             stragglers={"persistent_fraction": 0.25, "persistent_slowdown": 3,
+                                         "noise_cv": 0.1, "transient_rate_per_s": 0},
+                             evaluation={"interval_s": 0.005, "target_auc": 0.67})
         out = os.path.join(work, "compare")
         command = [gbasim, "compare", "--spec", spec, "--learning-rate", "1", "--seeds",
                    str(SEEDS), "--modes", ",".join(MODES), "--out", out, "-j", "2"]

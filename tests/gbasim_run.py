@@ -33,3 +33,20 @@ def collective_times(gbasim, spec, sets, op, sizes):
     doc = _output([gbasim, "collective", "--spec", spec, "--op", op,
                    "--sizes", ",".join(str(int(s)) for s in sizes)], sets)
     return [t["time_s"] for t in doc["timings"]]
+
+
+def small_fm_spec(path, platforms, samples, workers, stragglers, evaluation):
+    """Writes a small spec that trains fast and has an interior best learning rate: FM with plain
+    SGD on `samples` synthetic training samples (8 fields, 4 dense), `workers` workers of local
+    batch 64 on platforms/shared-gpu.json, with these straggler and evaluation keys."""
+    with open(path, "w") as f:
+        json.dump({
+            "data": {"train_samples": samples, "test_samples": 2000, "fields": 8, "dense": 4,
+                     "max_cardinality": 1000},
+            "model": {"name": "fm", "embedding_dim": 4},
+            "optimizer": {"name": "sgd"},
+            "training": {"workers": workers, "local_batch": 64},
+            "cluster": {"platform": os.path.join(os.path.abspath(platforms), "shared-gpu.json")},
+            "stragglers": stragglers,
+            "evaluation": evaluation}, f)
+    return path

@@ -13,6 +13,8 @@ import subprocess
 import sys
 import tempfile
 
+from gbasim_run import small_fm_spec
+
 SEEDS = 2
 
 
@@ -22,17 +24,10 @@ def main():
     gbasim, platforms = sys.argv[1], os.path.abspath(sys.argv[2])
     failures = []
     with tempfile.TemporaryDirectory() as work:
-        spec = os.path.join(work, "tiny.json")
-        with open(spec, "w") as f:
-            json.dump({
-                "data": {"train_samples": 8000, "test_samples": 2000, "fields": 8, "dense": 4,
-                         "max_cardinality": 1000},
-                "model": {"name": "fm", "embedding_dim": 4},
-                "optimizer": {"name": "sgd"},
-                "training": {"workers": 2, "local_batch": 64},
-                "cluster": {"platform": os.path.join(platforms, "shared-gpu.json")},
-                "stragglers": {"persistent_fraction": 0, "noise_cv": 0, "transient_rate_per_s": 0},
-                "evaluation": {"interval_s": 0.01, "target_auc": 0.6}}, f)
+        spec = small_fm_spec(os.path.join(work, "tiny.json"), platforms, samples=8000, workers=2,
+                             stragglers={"persistent_fraction": 0, "noise_cv": 0,
+                                         "transient_rate_per_s": 0},
+                             evaluation={"interval_s": 0.01, "target_auc": 0.6})
         out = os.path.join(work, "tune")
         done = subprocess.run([gbasim, "tune", "--spec", spec, "--from", "0.01", "--to", "10",
                                "--seeds", str(SEEDS), "--out", out, "-j", "2"],
