@@ -401,11 +401,7 @@ int run_compare(const std::vector<std::string>& args) {
       o.modes.push_back(m);
     }
   }
-  for (const std::string& f : fragments) {
-    const std::vector<std::string> from = fragment_overrides(f);
-    o.overrides.insert(o.overrides.end(), from.begin(), from.end());
-  }
-  o.overrides.insert(o.overrides.end(), sets.begin(), sets.end());
+  o.overrides = with_fragments(fragments, sets);
   // A fragment that sets the learning rate counts as given.
   for (const std::string& s : o.overrides)
     if (s.rfind("optimizer.learning_rate=", 0) == 0 && !o.learning_rate) {

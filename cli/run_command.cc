@@ -41,13 +41,7 @@ int run_run(int argc, char** argv) {
   if (!parse_options(args, desc, vm)) return 0;
   if (spec_path.empty()) throw po::error("--spec FILE is required");
 
-  std::vector<std::string> all;
-  for (const std::string& f : fragments) {
-    const std::vector<std::string> from = fragment_overrides(f);
-    all.insert(all.end(), from.begin(), from.end());
-  }
-  all.insert(all.end(), overrides.begin(), overrides.end());
-  const ExperimentSpec spec = load_spec(spec_path, all);
+  const ExperimentSpec spec = load_spec(spec_path, with_fragments(fragments, overrides));
   if (out_path.empty()) out_path = "out/run-" + mode_name(spec.training.mode) + ".json";
   const std::string mode = mode_name(spec.training.mode);
   const auto start = std::chrono::steady_clock::now();

@@ -274,11 +274,7 @@ int run_tune(const std::vector<std::string>& args) {
   if (o.seeds < 1 || o.seeds > 100) throw po::error("--seeds must lie in [1, 100]");
   if (o.jobs < 1) throw po::error("--jobs must be at least 1");
   if (!(o.tie >= 0.0) || o.tie > 0.1) throw po::error("--tie must lie in [0, 0.1]");
-  for (const std::string& f : fragments) {
-    const std::vector<std::string> from = fragment_overrides(f);
-    o.overrides.insert(o.overrides.end(), from.begin(), from.end());
-  }
-  o.overrides.insert(o.overrides.end(), sets.begin(), sets.end());
+  o.overrides = with_fragments(fragments, sets);
   o.overrides.push_back("training.mode=sync");
   // The spec and the key are checked before anything runs.
   std::vector<std::string> probe = o.overrides;

@@ -794,6 +794,17 @@ std::vector<std::string> fragment_overrides(const std::string& path) {
   return overrides;
 }
 
+std::vector<std::string> with_fragments(const std::vector<std::string>& fragments,
+                                        const std::vector<std::string>& sets) {
+  std::vector<std::string> all;
+  for (const std::string& f : fragments) {
+    const std::vector<std::string> from = fragment_overrides(f);
+    all.insert(all.end(), from.begin(), from.end());
+  }
+  all.insert(all.end(), sets.begin(), sets.end());
+  return all;
+}
+
 nlohmann::ordered_json spec_to_json(const ExperimentSpec& spec) {
   ExperimentSpec copy = spec;
   Writer writer;

@@ -241,5 +241,9 @@ nlohmann::ordered_json spec_to_json(const ExperimentSpec& spec);
 // "key.path=value" overrides, one a leaf, in the file's order; --with FILE applies them before
 // --set. Throws InputError naming the file.
 std::vector<std::string> fragment_overrides(const std::string& path);
+// What --with FILE ... and --set KEY=VALUE ... give together: every fragment's overrides in
+// order, then the --set ones (which so win).
+std::vector<std::string> with_fragments(const std::vector<std::string>& fragments,
+                                        const std::vector<std::string>& sets);
 
 }  // namespace gbasim
