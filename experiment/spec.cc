@@ -122,6 +122,13 @@ void visit(V& v, ExperimentSpec& s) {
       v.field("nodes_per_switch", c.fat_tree_nodes_per_switch);
       v.field("oversubscription", c.fat_tree_oversubscription);
     });
+    v.section("torus", [&] { v.field("dimensions", c.torus_dimensions); });
+    v.section("dragonfly", [&] {
+      v.field("groups", c.dragonfly_groups);
+      v.field("chassis", c.dragonfly_chassis);
+      v.field("routers", c.dragonfly_routers);
+      v.field("nodes_per_router", c.dragonfly_nodes_per_router);
+    });
     v.field("pools", c.pools);
     v.field("platform_xml", c.platform_xml);
     v.section("roles", [&] {
@@ -446,11 +453,20 @@ std::string data_sharding_name(DataSharding sharding) {
 Topology parse_topology(const std::string& name) {
   if (name == "star") return Topology::kStar;
   if (name == "fat_tree") return Topology::kFatTree;
-  throw InputError("must be \"star\" or \"fat_tree\", not '" + name + "'");
+  if (name == "torus") return Topology::kTorus;
+  if (name == "dragonfly") return Topology::kDragonfly;
+  throw InputError("must be \"star\", \"fat_tree\", \"torus\" or \"dragonfly\", not '" + name +
+                   "'");
 }
 
 std::string topology_name(Topology topology) {
-  return topology == Topology::kFatTree ? "fat_tree" : "star";
+  switch (topology) {
+    case Topology::kFatTree: return "fat_tree";
+    case Topology::kTorus: return "torus";
+    case Topology::kDragonfly: return "dragonfly";
+    case Topology::kStar: break;
+  }
+  return "star";
 }
 
 AllReduce parse_allreduce(const std::string& name) {
@@ -619,14 +635,51 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
     fail("cluster.fat_tree.oversubscription",
          "must be a positive divisor of cluster.fat_tree.nodes_per_switch (the leaf switches' "
          "links down per link up)");
+  // A torus's points and a dragonfly's leaves must hold every worker node and server shard.
+  const int64_t leaves = s.training.num_workers / std::max(c.gpus_per_node, 1) + c.ps_shards;
+  if (c.topology == Topology::kTorus) {
+    int64_t points = 1;
+    for (size_t i = 0; i < c.torus_dimensions.size(); ++i) {
+      const int d = c.torus_dimensions[i];
+      if (d < 1 || d > 4096)
+        fail("cluster.torus.dimensions[" + std::to_string(i) + "]", "must lie in [1, 4096]");
+      points *= d;
+      if (points > (int64_t{1} << 20))
+        fail("cluster.torus.dimensions", "must make at most 2^20 points");
+    }
+    if (!c.torus_dimensions.empty() && points < leaves)
+      fail("cluster.torus.dimensions",
+           "make " + std::to_string(points) + " points, and the cluster has " +
+               std::to_string(leaves) + " nodes (worker nodes and server shards)");
+  }
+  if (c.topology == Topology::kDragonfly) {
+    int64_t points = c.dragonfly_nodes_per_router;
+    for (auto [key, level] : {std::pair{"groups", &c.dragonfly_groups},
+                              std::pair{"chassis", &c.dragonfly_chassis},
+                              std::pair{"routers", &c.dragonfly_routers}}) {
+      const std::string name = std::string("cluster.dragonfly.") + key;
+      if (level->size() != 2 || (*level)[0] < 1 || (*level)[0] > 4096 || (*level)[1] < 1 ||
+          (*level)[1] > 64)
+        fail(name, "must be [count, links] with count in [1, 4096] and links in [1, 64]");
+      points *= (*level)[0];
+    }
+    if (c.dragonfly_nodes_per_router < 1 || c.dragonfly_nodes_per_router > 4096)
+      fail("cluster.dragonfly.nodes_per_router", "must lie in [1, 4096]");
+    if (points > (int64_t{1} << 20)) fail("cluster.dragonfly", "must make at most 2^20 leaves");
+    if (points < leaves)
+      fail("cluster.dragonfly",
+           "makes " + std::to_string(points) + " leaves (groups x chassis x routers x "
+               "nodes_per_router), and the cluster has " + std::to_string(leaves) +
+               " nodes (worker nodes and server shards)");
+  }
   const bool nodes = c.gpus_per_node > 1 || c.topology != Topology::kStar;
   const bool xml = !c.platform_xml.empty();
   if (c.shared_cores > 0 && (nodes || xml))
     fail("cluster.shared_cores", "is one machine: it cannot be combined with GPU nodes, a "
-                                 "fat-tree or an XML platform");
+                                 "topology other than the star, or an XML platform");
   const StragglerConfig& g = s.stragglers;
   const bool usage = is_usage_format(g.trace_format);
-  if ((c.gpus_per_node > 1 || c.topology == Topology::kFatTree) &&
+  if ((c.gpus_per_node > 1 || c.topology != Topology::kStar) &&
       (g.network_rate_per_s > 0.0 || usage)) {
     fail(g.network_rate_per_s > 0.0 ? "stragglers.network_rate_per_s" : "stragglers.trace.format",
          "slows a worker's own NIC, which only cluster.topology \"star\" with "

@@ -31,10 +31,10 @@ inline RingModel resolve_ring_model(RingModel model, int workers) {
 // "messages", "aggregate", "auto"; throws InputError for anything else.
 RingModel parse_ring_model(const std::string& name);
 std::string ring_model_name(RingModel model);
-// The network between nodes (sim/cluster.h): every node's NIC on one non-blocking switch, or
-// a two-level fat-tree of switches.
-enum class Topology { kStar, kFatTree };
-// "star", "fat_tree"; throws InputError for anything else.
+// The network between nodes (sim/cluster.h): every node's NIC on one non-blocking switch, a
+// two-level fat-tree of switches, a torus of nodes, or a dragonfly of routers.
+enum class Topology { kStar, kFatTree, kTorus, kDragonfly };
+// "star", "fat_tree", "torus", "dragonfly"; throws InputError for anything else.
 Topology parse_topology(const std::string& name);
 std::string topology_name(Topology topology);
 // Sync's all-reduce of the dense gradient (sim/collectives.h): one ring of every worker, or
@@ -118,6 +118,18 @@ struct ClusterSpec {
   // oversubscription links up, one to each spine switch; every link has the NIC's bandwidth.
   int fat_tree_nodes_per_switch = 8;
   int fat_tree_oversubscription = 1;
+  // topology "torus": the nodes (worker nodes, then one a server shard) are the points of a
+  // torus of these dimensions, each with one link to its next point in every dimension (the
+  // NIC's bandwidth); empty: one ring of every node.
+  std::vector<int> torus_dimensions;
+  // topology "dragonfly": the nodes hang off routers, nodes_per_router each, a router one of
+  // routers[0] in a chassis, a chassis one of chassis[0] in a group, groups[0] groups; the
+  // second number of each is the links between two routers of a chassis, two chassis of a
+  // group, two groups (SimGrid's dragonfly zone).
+  std::vector<int> dragonfly_groups = {2, 1};
+  std::vector<int> dragonfly_chassis = {2, 1};
+  std::vector<int> dragonfly_routers = {2, 1};
+  int dragonfly_nodes_per_router = 2;
   // A SimGrid XML platform file instead of the keys above (relative to the spec's folder, or
   // to the cluster file's that names it), and the hosts that play each role: one worker a
   // host in worker order, one parameter-server shard a host.

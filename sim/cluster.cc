@@ -41,8 +41,8 @@ Cluster::Cluster(const ExperimentSpec& spec, const ReplayedTrace& trace)
   workers_.resize(n);
   if (!c.platform_xml.empty())
     load_xml();
-  else if (c.topology == Topology::kFatTree)
-    build_fat_tree();
+  else if (c.topology != Topology::kStar)
+    build_topology();
   else
     build_star();
 }
@@ -177,17 +177,12 @@ void Cluster::build_star() {
 }
 
 // Leaves 0 to nodes - 1 are the worker nodes, the next ps_shards the server hosts, the rest
-// (up to a full leaf switch) routers nobody uses. SimGrid's parameters: two levels; a leaf
-// switch has nodes_per_switch leaves down and a spine switch every leaf switch; a leaf has
-// one switch up and a leaf switch nodes_per_switch / oversubscription spines.
-void Cluster::build_fat_tree() {
+// (up to a full leaf switch, torus or dragonfly) routers nobody uses; every link has the
+// node's NIC bandwidth (nics_per_node x nic_bandwidth) and the NIC's latency.
+void Cluster::build_topology() {
   const ClusterSpec& c = spec_.cluster;
   const int nodes = spec_.training.num_workers / gpus_per_node_;
-  const auto per_switch = static_cast<unsigned>(c.fat_tree_nodes_per_switch);
   const auto leaves = static_cast<unsigned>(nodes + c.ps_shards);
-  const unsigned switches = (leaves + per_switch - 1) / per_switch;
-  const unsigned spines = per_switch / static_cast<unsigned>(c.fat_tree_oversubscription);
-  const sg4::FatTreeParams params(2, {per_switch, switches}, {1, spines}, {1, 1});
   auto leaf = [this, nodes](sg4::NetZone* zone, const std::vector<unsigned long>&,
                             unsigned long id) -> std::pair<NetPoint*, NetPoint*> {
     const auto k = static_cast<int>(id);
@@ -200,10 +195,36 @@ void Cluster::build_fat_tree() {
       return create_server(zone, k - nodes);
     return {zone->create_router("unused-leaf-" + std::to_string(k)), nullptr};
   };
-  sg4::create_fatTree_zone("cluster", nullptr, params, sg4::ClusterCallbacks(leaf),
-                           c.nics_per_node * c.nic_bandwidth, c.nic_latency,
-                           sg4::Link::SharingPolicy::SPLITDUPLEX)
-      ->seal();
+  const sg4::ClusterCallbacks callbacks(leaf);
+  const double bandwidth = c.nics_per_node * c.nic_bandwidth;
+  const auto sharing = sg4::Link::SharingPolicy::SPLITDUPLEX;
+  sg4::NetZone* zone = nullptr;
+  if (c.topology == Topology::kFatTree) {
+    // Two levels; a leaf switch has nodes_per_switch leaves down and a spine switch every
+    // leaf switch; a leaf has one switch up and a leaf switch nodes_per_switch /
+    // oversubscription spines.
+    const auto per_switch = static_cast<unsigned>(c.fat_tree_nodes_per_switch);
+    const unsigned switches = (leaves + per_switch - 1) / per_switch;
+    const unsigned spines = per_switch / static_cast<unsigned>(c.fat_tree_oversubscription);
+    const sg4::FatTreeParams params(2, {per_switch, switches}, {1, spines}, {1, 1});
+    zone = sg4::create_fatTree_zone("cluster", nullptr, params, callbacks, bandwidth,
+                                    c.nic_latency, sharing);
+  } else if (c.topology == Topology::kTorus) {
+    std::vector<unsigned long> dimensions(c.torus_dimensions.begin(), c.torus_dimensions.end());
+    if (dimensions.empty()) dimensions = {leaves};
+    zone = sg4::create_torus_zone("cluster", nullptr, dimensions, callbacks, bandwidth,
+                                  c.nic_latency, sharing);
+  } else {
+    auto level = [](const std::vector<int>& v) {
+      return std::pair{static_cast<unsigned>(v[0]), static_cast<unsigned>(v[1])};
+    };
+    const sg4::DragonflyParams params(level(c.dragonfly_groups), level(c.dragonfly_chassis),
+                                      level(c.dragonfly_routers),
+                                      static_cast<unsigned>(c.dragonfly_nodes_per_router));
+    zone = sg4::create_dragonfly_zone("cluster", nullptr, params, callbacks, bandwidth,
+                                      c.nic_latency, sharing);
+  }
+  zone->seal();
 }
 
 void Cluster::load_xml() {

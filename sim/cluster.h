@@ -4,8 +4,10 @@
 //   switch (a SimGrid star zone);
 // - GPU nodes (gpus_per_node g > 1): each node a zone of g worker hosts, each with its own
 //   link to the node's switch (NVLink or PCIe), the node's NICs one link to the network;
-// - topology "fat_tree": worker nodes and server hosts on the leaves of a two-level
-//   fat-tree (SimGrid's fat-tree zone) with the chosen oversubscription;
+// - topology "fat_tree", "torus" or "dragonfly": worker nodes and server hosts on the leaves
+//   of SimGrid's zone of that topology (a two-level fat-tree with the chosen
+//   oversubscription, a torus of the chosen dimensions, a dragonfly of groups, chassis and
+//   routers);
 // - a SimGrid XML platform file (cluster.platform_xml), its hosts given roles by name;
 // - with cluster.shared_cores, one machine whose cores every rank shares, as gbasim-mpi's
 //   ranks share this one.
@@ -63,7 +65,8 @@ class Cluster {
   // link to the node's switch; returns the zone and the switch, its gateway.
   std::pair<sg4::NetZone*, NetPoint*> create_node(sg4::NetZone* parent, int k);
   void build_star();
-  void build_fat_tree();
+  // The topologies of SimGrid's cluster zones: fat-tree, torus, dragonfly.
+  void build_topology();
   void load_xml();
 
   const ExperimentSpec& spec_;

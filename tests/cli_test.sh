@@ -103,7 +103,11 @@ check_spec_error '{"training": {"gba": {"gamma": 2}}}' "'training.gba.gamma' mus
 check_spec_error '{"training": ' "bad.json: not valid JSON"
 check_spec_error '{"cluster": {"gpus_per_node": 3}}' "'cluster.gpus_per_node' must divide training.workers"
 check_spec_error '{"cluster": {"fat_tree": {"nodes_per_switch": 8, "oversubscription": 3}}}' "'cluster.fat_tree.oversubscription' must be a positive divisor"
-check_spec_error '{"cluster": {"topology": "torus"}}' "'cluster.topology' must be \"star\" or \"fat_tree\", not 'torus'"
+check_spec_error '{"cluster": {"topology": "hypercube"}}' "'cluster.topology' must be \"star\", \"fat_tree\", \"torus\" or \"dragonfly\", not 'hypercube'"
+check_spec_error '{"cluster": {"topology": "torus", "torus": {"dimensions": [2, 2]}}}' "'cluster.torus.dimensions' make 4 points, and the cluster has"
+check_spec_error '{"cluster": {"topology": "torus", "torus": {"dimensions": [4, 0]}}}' "'cluster.torus.dimensions[1]' must lie in [1, 4096]"
+check_spec_error '{"cluster": {"topology": "dragonfly", "dragonfly": {"routers": [2]}}}' "'cluster.dragonfly.routers' must be [count, links]"
+check_spec_error '{"cluster": {"topology": "dragonfly", "dragonfly": {"nodes_per_router": 1, "groups": [1, 1]}}}' "'cluster.dragonfly' makes 4 leaves (groups x chassis x routers x nodes_per_router), and the cluster has"
 check_spec_error '{"cluster": {"pools": [{"workers": 4}]}}' "'cluster.pools' take training only by a scheduled switch"
 check_spec_error '{"cluster": {"pools": [{"workers": 4, "speed": 1}]}}' "'cluster.pools' must be a list of"
 check_spec_error '{"cluster": {"pools": [{"workers": 0}]}, "training": {"switching": {"at_steps": [[5, "gba@1"]]}}}' "'cluster.pools[0].workers' must lie in [1, 4096]"
@@ -142,8 +146,8 @@ check_arguments_error "--seed must not be negative, got '-1'" train --seed -1 "$
 check_arguments_error "--data-seed must not be negative" data --data-seed -5
 check_arguments_error "SimGrid refused its arguments (--cfg=, --log=): Bad config key: nonsense" run --spec "$work/tiny.json" --cfg=nonsense:1 -q --out "$work/never.json"
 check_arguments_error "'nonsense' is not a SimGrid log setting" run --spec "$work/tiny.json" --log=nonsense -q --out "$work/never.json"
-# Every mode runs on GPU nodes (a star and a fat-tree) and with each embedding exchange.
-for topology in star fat_tree; do
+# Every mode runs on GPU nodes (on each topology) and with each embedding exchange.
+for topology in star fat_tree torus dragonfly; do
   for mode in sync gba; do
     "$gbasim" run --spec "$work/tiny.json" --set training.mode=$mode --set training.workers=4 \
       --set cluster.gpus_per_node=2 --set cluster.topology=$topology --set cluster.allreduce=hierarchical \

@@ -2,12 +2,14 @@
 """gbasim's collectives against SMPI's, SimGrid's own MPI simulator, written by others: the
 MPI program tests/smpi/collectives.c (built with smpicc) runs MPI_Allreduce with SMPI's ring
 algorithm ("lr": a ring reduce-scatter, then a ring all-gather) and MPI_Alltoall with its
-linear one ("basic_linear": every pair at once) on a SimGrid XML platform (platforms/star-9.xml, platforms/fat-tree-16.xml); `gbasim collective`
+linear one ("basic_linear": every pair at once) on a SimGrid XML platform (platforms/star-9.xml,
+platforms/fat-tree-16.xml, platforms/torus-16.xml, platforms/dragonfly-16.xml); `gbasim collective`
 runs its ring all-reduce and its all-to-all on the same file (cluster.platform_xml with roles).
-Under LV08 (SimGrid's default, cross-traffic on) and CM02, on a star of 8 ranks and a 2:1
-oversubscribed fat-tree of 16, at 1 MiB and 16 MiB, the times must agree within 5%. The same
-platforms built by gbasim from its own cluster keys (the default star; topology "fat_tree")
-are held to SMPI's times on the XML files too.
+Under LV08 (SimGrid's default, cross-traffic on) and CM02, on a star of 8 ranks, a 2:1
+oversubscribed fat-tree of 16, and 8 ranks on a 4 x 4 torus and on a dragonfly of 16, at 1 MiB
+and 16 MiB, the times must agree within 5%. The same platforms built by gbasim from its own
+cluster keys (the default star; topology "fat_tree", "torus", "dragonfly") are held to SMPI's
+times on the XML files too.
 
 Usage: smpi_test.py GBASIM SMPICC SMPIRUN"""
 import json
@@ -58,7 +60,8 @@ def main():
                                program], capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"FAIL: smpicc could not build tests/smpi/collectives.c: {done.stderr}")
-        for name, ranks in [("star-9.xml", 8), ("fat-tree-16.xml", 16)]:
+        for name, ranks in [("star-9.xml", 8), ("fat-tree-16.xml", 16), ("torus-16.xml", 8),
+                            ("dragonfly-16.xml", 8)]:
             platform = os.path.join(HERE, "..", "platforms", name)
             spec = os.path.join(work, f"spec-{ranks}.json")
             with open(spec, "w") as f:
@@ -73,6 +76,10 @@ def main():
             if name.startswith("fat-tree"):
                 cluster.update({"topology": "fat_tree",
                                 "fat_tree": {"nodes_per_switch": 4, "oversubscription": 2}})
+            elif name.startswith("torus"):
+                cluster.update({"topology": "torus", "torus": {"dimensions": [4, 4]}})
+            elif name.startswith("dragonfly"):  # the default dragonfly is the file's
+                cluster.update({"topology": "dragonfly"})
             with open(built, "w") as f:
                 json.dump({"training": {"mode": "sync", "workers": ranks},
                            "stragglers": {"transient_rate_per_s": 0}, "cluster": cluster}, f)
