@@ -156,7 +156,8 @@ int run_trace_stats(const std::vector<std::string>& args) {
     }
   }
   if (format != "pai" && !is_usage_format(format))
-    throw po::error("--format must be auto, pai, alibaba-v2018, alibaba-v2017 or generic");
+    throw po::error("--format must be auto, pai, alibaba-v2018, alibaba-v2017 or generic, not '" +
+                    format + "'");
   if (!(mapping.min_speed > 0.0 && mapping.min_speed <= 1.0) ||
       !(mapping.min_bandwidth > 0.0 && mapping.min_bandwidth <= 1.0) || mapping.load_share < 0.0 ||
       mapping.net_share < 0.0) {

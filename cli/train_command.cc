@@ -1,6 +1,7 @@
 // gbasim train: single-process training, the reference for every distributed mode.
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -60,6 +61,18 @@ int run_train(const std::vector<std::string>& args) {
   model_config.mlp = parse_widths(mlp_text, "mlp");
   model_config.bottom_mlp = parse_widths(bottom_text, "bottom-mlp");
   opt.kind = parse_optimizer_kind(optimizer_text);
+  // The options by the names the user typed (the libraries name their own fields).
+  auto require = [](bool ok, const std::string& what) {
+    if (!ok) throw InputError(what);
+  };
+  require(train.batch_size >= 1, "--batch-size must be at least 1");
+  require(train.epochs > 0.0 && train.epochs <= 1e4, "--epochs must lie in (0, 10000]");
+  require(train.eval_every >= 0, "--eval-every must not be negative");
+  require(model_config.embedding_dim >= 1 && model_config.embedding_dim <= 1024,
+          "--embedding-dim must lie in [1, 1024]");
+  require(opt.learning_rate > 0.0 && std::isfinite(opt.learning_rate),
+          "--lr must be a positive number");
+  require(opt.l2 >= 0.0 && std::isfinite(opt.l2), "--l2 must not be negative");
   if (out_path.empty()) out_path = "out/train-" + model_name_text + ".json";
 
   const auto start = std::chrono::steady_clock::now();

@@ -40,6 +40,11 @@ LoadedData load_data(const DataOptions& o) {
     }
     CriteoFile file = read_criteo(o.criteo_path, o.criteo);
     auto [train, test] = split_train_test(file.data, o.test_fraction);
+    if (train.size() < 1 || test.size() < 1) {
+      throw InputError(o.criteo_path + ": holds " + std::to_string(file.data.size()) +
+                       " samples, too few for a training and a test set (test fraction " +
+                       std::to_string(o.test_fraction) + ")");
+    }
     out.train = std::move(train);
     out.test = std::move(test);
     out.description = {{"source", "criteo"},

@@ -45,6 +45,7 @@ ReplayedTrace load_trace(const ExperimentSpec& spec) {
       trace.usage = plan_usage_replay(g, n, spec.seed);
     }
   } catch (const InputError& e) {
+    if (!e.key().empty()) throw e.in_file(g.trace_path);  // a key the trace does not match
     throw InputError(std::string("'stragglers.trace': ") + e.what());
   }
   return trace;

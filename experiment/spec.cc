@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/system.h"
 #include "base/text.h"
 #include "traces/usage_trace.h"
 
@@ -371,7 +372,7 @@ class Reader {
                          "' is now 'cluster.server_model': \"one_queue\" (true) or "
                          "\"sharded\" (false)");
       }
-      throw InputError(source_ + ": unknown key '" + path + "'");
+      throw InputError::unknown_key(source_, path);
     }
     levels_.pop_back();
   }
@@ -731,12 +732,55 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
   if (s.evaluation.test_samples < 0) fail("evaluation.test_samples", "must not be negative");
   if (s.budget.max_samples < 0) fail("budget.max_samples", "must not be negative");
   if (s.budget.max_time_s < 0.0) fail("budget.max_time_s", "must not be negative");
-  if (s.model.embedding_dim < 1) fail("model.embedding_dim", "must be at least 1");
-  for (int w : s.model.mlp)
-    if (w < 1) fail("model.mlp", "widths must be at least 1");
-  for (int w : s.model.bottom_mlp)
-    if (w < 1) fail("model.bottom_mlp", "widths must be at least 1");
+  if (s.model.embedding_dim < 1 || s.model.embedding_dim > 1024)
+    fail("model.embedding_dim", "must lie in [1, 1024]");
+  for (auto [key, widths] : {std::pair{"model.mlp", &s.model.mlp},
+                             std::pair{"model.bottom_mlp", &s.model.bottom_mlp}}) {
+    if (widths->size() > 64) fail(key, "must have at most 64 layers");
+    for (int w : *widths)
+      if (w < 1 || w > 65536) fail(key, "widths must lie in [1, 65536]");
+  }
   if (!(s.optimizer.learning_rate > 0.0)) fail("optimizer.learning_rate", "must be positive");
+  if (!(s.optimizer.epsilon > 0.0)) fail("optimizer.epsilon", "must be positive");
+  if (!(s.optimizer.adagrad_initial >= 0.0))
+    fail("optimizer.adagrad_initial", "must not be negative");
+  const DataOptions& d = s.data;
+  if (!(d.test_fraction > 0.0 && d.test_fraction < 1.0))
+    fail("data.test_fraction", "must lie in (0, 1)");
+  if (d.criteo.table_size < 1 || d.criteo.table_size > (int64_t{1} << 31))
+    fail("data.table_size", "must lie in [1, 2^31]");
+  if (d.criteo.max_samples < -1)
+    fail("data.max_file_samples", "must be -1 (the whole file) or a number of samples");
+  if (d.criteo_path.empty()) {
+    // Every pool's first global step needs a global batch of samples.
+    for (const WorkerPool& p : worker_pools(s)) {
+      const int64_t batch = int64_t{p.workers} * p.local_batch;
+      if (d.synthetic.train_samples < batch)
+        fail("data.train_samples",
+             "(" + std::to_string(d.synthetic.train_samples) +
+                 ") must hold at least one global batch (" + std::to_string(p.workers) +
+                 " workers x " + std::to_string(p.local_batch) + " = " + std::to_string(batch) +
+                 ")");
+    }
+    // The embedding tables and the optimizer's two moments of each value, at the least.
+    double rows = 0.0;
+    for (int64_t card : field_cardinalities(d.synthetic)) rows += static_cast<double>(card);
+    const double bytes = rows * (s.model.embedding_dim + 1.0) * 4.0 * 3.0;
+    const double memory = physical_memory_bytes();
+    if (memory > 0.0 && bytes > memory) {
+      char what[200];
+      std::snprintf(what, sizeof what,
+                    "gives embedding tables of about %.3g GB with the optimizer's state (the "
+                    "fields' cardinalities x model.embedding_dim), more than this machine's "
+                    "%.3g GB",
+                    bytes / 1e9, memory / 1e9);
+      fail("model.embedding_dim", what);
+    }
+  }
+  within("cost.flops_scale", s.cost.flops_scale, 1e-9, 1e9);
+  within("cost.update_flops_per_value", s.cost.update_flops_per_value, 0.0, 1e9);
+  within("cost.server_flops_per_push", s.cost.server_flops_per_push, 0.0, 1e15);
+  within("cost.merge_flops_per_value", s.cost.merge_flops_per_value, 0.0, 1e9);
   if (!(s.simulation.max_simulated_s >= 0.0))
     fail("simulation.max_simulated_s", "must not be negative");
   if (s.simulation.stall_evaluations < 0)
@@ -793,9 +837,24 @@ Json read_json(const std::string& path) {
   }
 }
 
+// Reads the keys and types of `doc` (a spec, or a part of one) as a spec's, without the checks
+// that need the whole spec: unknown keys and wrong types are errors of `source`.
+void check_keys(const Json& doc, const std::string& source) {
+  ExperimentSpec ignored;
+  Reader reader(doc, source);
+  visit(reader, ignored);
+  reader.finish();
+}
+
+struct PlatformKeys {
+  std::string file;          // the cluster file, or ""
+  std::set<std::string> keys;  // the cluster keys it gave, the spec's own not among them
+};
+
 // Puts the cluster file's keys under the spec's own cluster keys. Returns the folder that
 // cluster.platform_xml is relative to: the spec's, or the cluster file's when that names it.
-std::filesystem::path merge_platform(Json& doc, const std::string& spec_path) {
+std::filesystem::path merge_platform(Json& doc, const std::string& spec_path,
+                                     PlatformKeys& from) {
   const std::filesystem::path spec_folder = std::filesystem::path(spec_path).parent_path();
   if (!doc.is_object() || !doc.contains("cluster") || !doc["cluster"].is_object())
     return spec_folder;
@@ -810,6 +869,10 @@ std::filesystem::path merge_platform(Json& doc, const std::string& spec_path) {
     throw InputError(file.string() + ": a platform must be a JSON object of cluster keys");
   if (merged.contains("platform"))
     throw InputError(file.string() + ": a platform cannot name another platform");
+  check_keys(Json{{"cluster", merged}}, file.string());
+  from.file = file.string();
+  for (const auto& [key, value] : merged.items())
+    if (!cluster.contains(key)) from.keys.insert(key);
   const bool xml_from_file = merged.contains("platform_xml") && !cluster.contains("platform_xml");
   for (const auto& [key, value] : cluster.items()) merged[key] = value;
   cluster = std::move(merged);
@@ -822,8 +885,22 @@ ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>
   Json doc = read_json(path);
   if (!doc.is_object()) throw InputError(path + ": the spec must be a JSON object");
   for (const auto& o : overrides) apply_override(doc, o);
-  const std::filesystem::path xml_folder = merge_platform(doc, path);
-  ExperimentSpec spec = parse_spec(doc, path);
+  PlatformKeys from;
+  const std::filesystem::path xml_folder = merge_platform(doc, path, from);
+  ExperimentSpec spec;
+  try {
+    spec = parse_spec(doc, path);
+  } catch (const InputError& e) {
+    // An error of a key the cluster file gave is the cluster file's.
+    const std::string& key = e.key();
+    const std::string prefix = "cluster.";
+    if (!from.file.empty() && key.rfind(prefix, 0) == 0) {
+      std::string name = key.substr(prefix.size());
+      name = name.substr(0, name.find_first_of(".["));
+      if (from.keys.count(name)) throw e.told_of(from.file);
+    }
+    throw;
+  }
   if (!spec.cluster.platform_xml.empty())
     spec.cluster.platform_xml_file = (xml_folder / spec.cluster.platform_xml).string();
   return spec;
@@ -833,6 +910,7 @@ std::vector<std::string> fragment_overrides(const std::string& path) {
   const Json doc = read_json(path);
   if (!doc.is_object() || doc.empty())
     throw InputError(path + ": a spec fragment must be a JSON object of spec keys");
+  check_keys(doc, path);
   std::vector<std::string> overrides;
   auto flatten = [&](auto&& self, const Json& node, const std::string& prefix) -> void {
     for (const auto& [key, value] : node.items()) {

@@ -1,11 +1,14 @@
 #include "models/synthetic.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <string>
 
 #include "base/error.h"
+#include "base/system.h"
 #include "models/metrics.h"
 
 namespace gbasim {
@@ -231,14 +234,19 @@ double calibrate_bias(const std::vector<double>& z, double mean) {
 }  // namespace
 
 void validate(const SyntheticConfig& c) {
-  require(c.train_samples > 0, "train_samples", "must be positive");
-  require(c.test_samples > 0, "test_samples", "must be positive");
-  require(c.num_fields > 0, "fields", "must be positive");
-  require(c.num_dense >= 0, "dense", "must not be negative");
+  // Sane ranges: far beyond them a value is a typo, and generating the data would take more
+  // memory or time than any machine has.
+  require(c.train_samples > 0 && c.train_samples <= 1000000000, "train_samples",
+          "must lie in [1, 1e9]");
+  require(c.test_samples > 0 && c.test_samples <= 100000000, "test_samples",
+          "must lie in [1, 1e8]");
+  require(c.num_fields > 0 && c.num_fields <= 1024, "fields", "must lie in [1, 1024]");
+  require(c.num_dense >= 0 && c.num_dense <= 1024, "dense", "must lie in [0, 1024]");
   require(c.min_cardinality >= 1, "min_cardinality", "must be at least 1");
   require(c.max_cardinality >= c.min_cardinality && c.max_cardinality < (int64_t{1} << 31),
           "max_cardinality", "must lie in [min_cardinality, 2^31)");
-  require(c.zipf_exponent >= 0.0, "zipf_exponent", "must not be negative");
+  require(c.zipf_exponent >= 0.0 && c.zipf_exponent <= 10.0, "zipf_exponent",
+          "must lie in [0, 10]");
   require(c.label_flip >= 0.0 && c.label_flip < 0.5, "label_flip", "must lie in [0, 0.5)");
   require(c.target_ctr > c.label_flip && c.target_ctr < 1.0 - c.label_flip, "target_ctr",
           "must lie in (label_flip, 1 - label_flip)");
@@ -246,12 +254,29 @@ void validate(const SyntheticConfig& c) {
                         {c.dense_std, "dense_std"},
                         {c.interaction_std, "interaction_std"},
                         {c.mlp_std, "mlp_std"}}) {
-    require(v >= 0.0, key, "must not be negative");
+    require(v >= 0.0 && v <= 1000.0, key, "must lie in [0, 1000]");
   }
-  require(c.interaction_fields >= 0, "interaction_fields", "must not be negative");
-  require(c.teacher_dim >= 1, "teacher_dim", "must be at least 1");
-  require(c.teacher_mlp_width >= 1, "teacher_mlp_width", "must be at least 1");
-  require(c.days >= 1, "days", "must be at least 1");
+  require(c.interaction_fields >= 0 && c.interaction_fields <= 1024, "interaction_fields",
+          "must lie in [0, 1024]");
+  require(c.teacher_dim >= 1 && c.teacher_dim <= 1024, "teacher_dim", "must lie in [1, 1024]");
+  require(c.teacher_mlp_width >= 1 && c.teacher_mlp_width <= 65536, "teacher_mlp_width",
+          "must lie in [1, 65536]");
+  require(c.days >= 1 && c.days <= 1000 && c.days <= c.train_samples, "days",
+          "must lie in [1, 1000] and be at most train_samples");
+  // The rows (ids, dense values, label) and the teacher's tables, bounded above.
+  const double rows = static_cast<double>(c.train_samples) + static_cast<double>(c.test_samples);
+  const double bytes = rows * (8.0 * c.num_fields + 4.0 * c.num_dense + 8.0) +
+                       static_cast<double>(c.num_fields) * static_cast<double>(c.max_cardinality) *
+                           (c.teacher_dim + 1.0) * 4.0;
+  const double memory = physical_memory_bytes();
+  if (memory > 0.0 && bytes > memory) {
+    char what[200];
+    std::snprintf(what, sizeof what,
+                  "asks for data of about %.3g GB (train_samples + test_samples rows, fields x "
+                  "max_cardinality teacher rows), more than this machine's %.3g GB",
+                  bytes / 1e9, memory / 1e9);
+    require(false, "train_samples", what);
+  }
   require(c.day_drift >= 0.0 && c.day_drift <= 1.0, "day_drift", "must lie in [0, 1]");
 }
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "base/files.h"
 #include "sim/profiles.h"
 
 namespace gbasim {
@@ -230,6 +231,7 @@ void Cluster::build_topology() {
 void Cluster::load_xml() {
   const ClusterSpec& c = spec_.cluster;
   const std::string& file = c.platform_xml_file.empty() ? c.platform_xml : c.platform_xml_file;
+  open_input(file, "SimGrid platform file");  // a clear error for a missing file or a folder
   try {
     sg4::Engine::get_instance()->load_platform(file);
   } catch (const std::exception& e) {

@@ -1,6 +1,7 @@
 #include "sim/training.h"
 
 #include "base/clock.h"
+#include "base/error.h"
 #include "models/layers.h"
 
 namespace gbasim {
@@ -33,6 +34,16 @@ Training::Training(const ExperimentSpec& spec, SimulationCost& cost)
       stats_(n_),
       mutex_(sg4::Mutex::create()),
       updated_(sg4::ConditionVariable::create()) {
+  // A data file too small for one global step (synthetic data is checked with the spec).
+  for (const WorkerPool& pool : pools_) {
+    const int64_t batch = int64_t{pool.workers} * pool.local_batch;
+    if (data_.train.size() < batch) {
+      throw InputError(spec.data.criteo_path + ": its training part holds " +
+                       std::to_string(data_.train.size()) +
+                       " samples, fewer than one global batch (" + std::to_string(pool.workers) +
+                       " workers x " + std::to_string(pool.local_batch) + ")");
+    }
+  }
   // Each pool's workers share the whole training set among them: a shard each, or one
   // sequence the pool's workers take batches from in the order they ask.
   const bool queue = spec.data.sharding == DataSharding::kQueue;

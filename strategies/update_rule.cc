@@ -54,7 +54,7 @@ void validate(const RuleConfig& c) {
   auto require = [](bool ok, const std::string& key, const std::string& what) {
     if (!ok) throw InputError("'training." + key + "' " + what);
   };
-  require(c.num_workers >= 1, "workers", "must be at least 1");
+  require(c.num_workers >= 1 && c.num_workers <= 16384, "workers", "must lie in [1, 16384]");
   require(c.local_batch >= 1, "local_batch", "must be at least 1");
   require(c.global_batch >= 0, "global_batch", "must not be negative");
   if (c.global_batch > 0) {

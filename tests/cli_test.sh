@@ -251,7 +251,7 @@ sys.exit(0 if d['trace']['assignment'][:2] == ['m_2', 'm_1'] else 1)" "$work/usa
   || fail "the usage replay's assignment must follow the explicit mapping"
 msg=$("$gbasim" run --spec "$work/tiny.json" --set stragglers.trace.format=alibaba-v2018 --set "stragglers.trace.path=$work/usage.csv" \
   --set stragglers.trace.mapping=explicit --set 'stragglers.trace.machines=["m_9"]' -q --out "$work/bad-usage.json" 2>&1)
-[ $? -ne 0 ] && grep -q "no 'm_9' in the trace" <<<"$msg" || fail "an unknown machine must be an error: $msg"
+[ $? -ne 0 ] && grep -qF "'stragglers.trace.machines[0]' no 'm_9' among the trace's workers or machines" <<<"$msg" || fail "an unknown machine must be an error: $msg"
 [ ! -e "$work/bad-usage.json" ] || fail "a failed usage replay must write nothing"
 printf 'm_1,0,20,80,,,10,5,3\nm_1,10,20,80,,,10\n' >"$work/short.csv"
 msg=$("$gbasim" run --spec "$work/tiny.json" --set stragglers.trace.format=alibaba-v2018 --set "stragglers.trace.path=$work/short.csv" \

@@ -104,17 +104,17 @@ TEST(UsageTrace, ReadsGenericColumnsByName) {
 TEST(UsageTrace, MalformedRowsNameFileAndLine) {
   EXPECT_EQ(error_of("m_1,0,10,90,3,1,5,5\n", "alibaba-v2018"), ":1: expected 9 columns, found 8");
   EXPECT_EQ(error_of("m_1,0,10,90,3,1,5,5,5\nm_1,x,10,90,3,1,5,5,5\n", "alibaba-v2018"),
-            ":2: the time stamp is not a number: 'x'");
+            ":2: the time stamp must be a number of seconds up to 1e12, got 'x'");
   EXPECT_EQ(error_of("m_1,0,ten,90,3,1,5,5,5\n", "alibaba-v2018"),
             ":1: column 3 is not a number: 'ten'");
   EXPECT_EQ(error_of(",0,10,90,3,1,5,5,5\n", "alibaba-v2018"), ":1: the machine id is empty");
   EXPECT_EQ(error_of("host,time\na,0\n", "generic"), ":1: no 'speed_factor' column in the header");
   EXPECT_EQ(error_of("host,time,speed_factor\na,0,1\n\na,1,0\n", "generic"),
-            ":4: speed_factor must be a positive number, got '0'");
+            ":4: speed_factor must be a number in [1e-6, 1000], got '0'");
   EXPECT_EQ(error_of("host,time,speed_factor\na,0,inf\n", "generic"),
-            ":2: speed_factor must be a positive number, got 'inf'");
+            ":2: speed_factor must be a number in [1e-6, 1000], got 'inf'");
   EXPECT_EQ(error_of("m_1,1e400,10,90,3,1,5,5,5\n", "alibaba-v2018"),
-            ":1: the time stamp is not a number: '1e400'");
+            ":1: the time stamp must be a number of seconds up to 1e12, got '1e400'");
   EXPECT_EQ(error_of("", "alibaba-v2017"), ": no rows");
   EXPECT_THROW(read_usage_trace("/nonexistent/usage.csv", "generic", {}), InputError);
   EXPECT_THROW(read_usage_trace("/nonexistent/usage.csv", "bogus", {}), InputError);

@@ -42,9 +42,10 @@ PaiTrace read_pai_trace(const std::string& path) {
       throw InputError(where + "worker must be a non-negative integer, got '" + cells[worker_col] +
                        "'");
     }
-    if (!csv::parse_number(cells[time_col], iteration)) {
-      throw InputError(where + "time (the iteration) must be an integer, got '" + cells[time_col] +
-                       "'");
+    if (!csv::parse_number(cells[time_col], iteration) || iteration < 0 ||
+        iteration > (int64_t{1} << 40)) {
+      throw InputError(where + "time (the iteration) must be an integer in [0, 2^40], got '" +
+                       cells[time_col] + "'");
     }
     const std::string& text = cells[value_col];
     double value = 0.0;
@@ -52,8 +53,10 @@ PaiTrace read_pai_trace(const std::string& path) {
       ++trace.invalid_samples;
       continue;
     }
-    if (!csv::parse_number(text, value))
-      throw InputError(where + "batch_time_norm is not a finite number: '" + text + "'");
+    // A time beyond 1e12 (PAI's are hundreds) is a corrupt row, whose slowdown would stall
+    // the simulated worker for ever.
+    if (!csv::parse_number(text, value) || !(value <= 1e12))
+      throw InputError(where + "batch_time_norm must be a number up to 1e12, got '" + text + "'");
     if (!(value > 0.0)) {
       ++trace.invalid_samples;
       continue;

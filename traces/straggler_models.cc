@@ -41,24 +41,31 @@ void validate(const StragglerConfig& c) {
   };
   require(c.persistent_fraction >= 0.0 && c.persistent_fraction <= 1.0, "persistent_fraction",
           "must lie in [0, 1]");
-  require(c.persistent_slowdown >= 1.0, "persistent_slowdown", "must be at least 1");
-  require(c.noise_cv >= 0.0, "noise_cv", "must not be negative");
-  require(c.transient_rate_per_s >= 0.0, "transient_rate_per_s", "must not be negative");
-  require(c.transient_mean_duration_s > 0.0, "transient_mean_duration_s", "must be positive");
-  require(c.transient_min_slowdown >= 1.0, "transient_min_slowdown", "must be at least 1");
-  require(c.transient_pareto_alpha > 0.0, "transient_pareto_alpha", "must be positive");
-  require(c.transient_max_slowdown >= c.transient_min_slowdown, "transient_max_slowdown",
-          "must be at least transient_min_slowdown");
-  require(c.network_rate_per_s >= 0.0, "network_rate_per_s", "must not be negative");
-  require(c.network_mean_duration_s > 0.0, "network_mean_duration_s", "must be positive");
-  require(c.network_min_slowdown >= 1.0, "network_min_slowdown", "must be at least 1");
-  require(c.network_pareto_alpha > 0.0, "network_pareto_alpha", "must be positive");
-  require(c.network_max_slowdown >= c.network_min_slowdown, "network_max_slowdown",
-          "must be at least network_min_slowdown");
+  // Sane ranges: a slowdown beyond 1000 or a rate beyond 1e4 episodes a second is a typo, and
+  // a run with one would crawl until its watchdog stopped it.
+  require(c.persistent_slowdown >= 1.0 && c.persistent_slowdown <= 1000.0, "persistent_slowdown",
+          "must lie in [1, 1000]");
+  require(c.noise_cv >= 0.0 && c.noise_cv <= 10.0, "noise_cv", "must lie in [0, 10]");
+  for (const char* kind : {"transient", "network"}) {
+    const bool t = kind[0] == 't';
+    const std::string k = kind;
+    const double rate = t ? c.transient_rate_per_s : c.network_rate_per_s;
+    const double duration = t ? c.transient_mean_duration_s : c.network_mean_duration_s;
+    const double lo = t ? c.transient_min_slowdown : c.network_min_slowdown;
+    const double hi = t ? c.transient_max_slowdown : c.network_max_slowdown;
+    const double alpha = t ? c.transient_pareto_alpha : c.network_pareto_alpha;
+    require(rate >= 0.0 && rate <= 1e4, k + "_rate_per_s", "must lie in [0, 1e4]");
+    require(duration > 0.0 && duration <= 1e9, k + "_mean_duration_s", "must lie in (0, 1e9]");
+    require(lo >= 1.0 && lo <= 1000.0, k + "_min_slowdown", "must lie in [1, 1000]");
+    require(alpha > 0.0 && alpha <= 1000.0, k + "_pareto_alpha", "must lie in (0, 1000]");
+    require(hi >= lo && hi <= 1000.0, k + "_max_slowdown",
+            "must lie in [" + k + "_min_slowdown, 1000]");
+  }
   require(c.colocated_fraction >= 0.0 && c.colocated_fraction <= 1.0, "colocated_fraction",
           "must lie in [0, 1]");
   require(c.colocated_duty > 0.0 && c.colocated_duty < 1.0, "colocated_duty", "must lie in (0, 1)");
-  require(c.colocated_period_s > 0.0, "colocated_period_s", "must be positive");
+  require(c.colocated_period_s > 0.0 && c.colocated_period_s <= 1e9, "colocated_period_s",
+          "must lie in (0, 1e9]");
   const std::string& f = c.trace_format;
   require(f.empty() || f == "pai" || f == "alibaba-v2018" || f == "alibaba-v2017" || f == "generic",
           "trace.format", "must be empty, pai, alibaba-v2018, alibaba-v2017 or generic");

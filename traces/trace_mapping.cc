@@ -20,8 +20,8 @@ std::vector<size_t> assign_trace_series(const std::vector<std::string>& ids,
     for (size_t i = 0; i < chosen.size(); ++i) {
       const auto it = std::find(ids.begin(), ids.end(), chosen[i]);
       if (it == ids.end())
-        throw InputError("machines[" + std::to_string(i) + "]: no '" + chosen[i] +
-                         "' in the trace");
+        throw InputError("", "stragglers.trace.machines[" + std::to_string(i) + "]",
+                         "no '" + chosen[i] + "' among the trace's workers or machines");
       order.push_back(static_cast<size_t>(it - ids.begin()));
     }
   } else {

@@ -90,8 +90,9 @@ double parse_time(const std::vector<std::string>& cells, const std::string& wher
                   const Layout& l) {
   double t = 0.0;
   const std::string& text = cells[static_cast<size_t>(l.time)];
-  if (!csv::parse_number(text, t) || !std::isfinite(t))
-    throw InputError(where + "the time stamp is not a number: '" + text + "'");
+  if (!csv::parse_number(text, t) || !(std::fabs(t) <= 1e12))  // 1e12 s: 31,700 years
+    throw InputError(where + "the time stamp must be a number of seconds up to 1e12, got '" +
+                     text + "'");
   return t;
 }
 
@@ -114,8 +115,10 @@ bool factor(const std::vector<std::string>& cells, int column, const char* name,
   if (column < 0) return false;
   const std::string& text = cells[static_cast<size_t>(column)];
   if (text.empty()) return false;
-  if (!csv::parse_number(text, out) || !(out > 0.0) || !std::isfinite(out))
-    throw InputError(where + name + " must be a positive number, got '" + text + "'");
+  // Beyond [1e-6, 1e3] a factor makes a host or link that SimGrid cannot time (it aborts) or
+  // that never finishes a step.
+  if (!csv::parse_number(text, out) || !(out >= 1e-6 && out <= 1e3))
+    throw InputError(where + name + " must be a number in [1e-6, 1000], got '" + text + "'");
   return true;
 }
 

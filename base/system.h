@@ -1,0 +1,9 @@
+// What this machine has, for checks that an input asks for no more than that.
+#pragma once
+
+namespace gbasim {
+
+// The machine's physical memory in bytes; 0 where it cannot be read.
+double physical_memory_bytes();
+
+}  // namespace gbasim
