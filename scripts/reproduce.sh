@@ -2,7 +2,8 @@
 # Regenerates one committed experiment: results/NAME/sweep.json is run with `gbasim sweep`
 # (its points go to results/NAME/points/, not committed), then results/NAME/summary.csv,
 # the figures listed in results/NAME/plots (one `plot_sweep.py` KIND and its options a
-# line) and results/NAME/table.md (scripts/sweep_table.py) are written.
+# line) and results/NAME/table.md (scripts/sweep_table.py; with the KEY=VALUE pairs of
+# results/NAME/against, if there is one, as its --against reference) are written.
 #
 # Usage: scripts/reproduce.sh NAME [--fresh] [--jobs J]
 #   --fresh   remove the experiment's earlier points first (by default finished points are
@@ -41,7 +42,12 @@ if [ -f "$dir/plots" ]; then
     eval "/usr/bin/python3 scripts/plot_sweep.py $line"
   done <"$dir/plots"
 fi
-/usr/bin/python3 scripts/sweep_table.py "$dir" >"$dir/table.md.tmp"
+against=()
+if [ -f "$dir/against" ]; then
+  read -r -a against <"$dir/against"
+  against=(--against "${against[@]}")
+fi
+/usr/bin/python3 scripts/sweep_table.py "$dir" "${against[@]}" >"$dir/table.md.tmp"
 mv "$dir/table.md.tmp" "$dir/table.md"
 cat "$dir/table.md"
 echo "reproduce.sh: $name regenerated in $(( $(date +%s) - start )) s: $dir"

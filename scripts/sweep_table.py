@@ -7,8 +7,10 @@
 2. When training.mode is an axis with sync or gba among its values: per combination of the other
    axes, each mode's paired difference (by seed) of time-to-AUC and of final AUC against sync and
    against GBA, with its 95% interval; "*" marks a difference whose interval excludes 0.
+3. With --against KEY=VALUE ...: every combination's paired difference against the one with
+   those axis values (a reference other than a mode: GBA without decay, for instance).
 
-Usage: sweep_table.py SWEEP_DIR   (prints the tables)
+Usage: sweep_table.py SWEEP_DIR [--against KEY=VALUE ...]   (prints the tables)
 """
 import csv
 import math
@@ -62,7 +64,48 @@ def paired_text(mine, theirs, fmt):
     return text + (" *" if excludes_zero(d) else "") + f" (n={d.n})"
 
 
+def against_table(rows, axes, reference):
+    """Each combination's paired differences against the combination `reference` names."""
+    unknown = [k for k in reference if k not in axes]
+    if unknown:
+        sys.exit(f"sweep_table.py: --against {unknown[0]}: not an axis of the sweep ({', '.join(axes)})")
+    by_combo = {}
+    for r in rows:
+        if r["status"] == "done":
+            by_combo.setdefault(tuple(r[a] for a in axes), {})[r.get("seed", "")] = (
+                number(r["time_to_auc_s"]), number(r["final_auc"]))
+    ref = [c for c in by_combo if all(c[axes.index(k)] == v for k, v in reference.items())]
+    if len(ref) != 1:
+        sys.exit(f"sweep_table.py: --against must name one combination of the axes; "
+                 f"{len(ref)} match")
+    theirs = by_combo[ref[0]]
+    name = ", ".join(f"{k} {v}" for k, v in reference.items())
+    head = axes + [f"time vs {name} (s)", f"final AUC vs {name}"]
+    lines = ["", f"Paired differences by seed against {name} (minus it), 95% interval, * where it "
+             "excludes 0, n the seeds paired:", "",
+             "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for combo, mine in by_combo.items():
+        if combo == ref[0]:
+            continue
+        lines.append("| " + " | ".join(list(combo) + [
+            paired_text({s: v[0] for s, v in mine.items()}, {s: v[0] for s, v in theirs.items()},
+                        "{:.2f}"),
+            paired_text({s: v[1] for s, v in mine.items()}, {s: v[1] for s, v in theirs.items()},
+                        "{:.4f}")]) + " |")
+    print("\n".join(lines))
+
+
 def main(argv):
+    reference = {}
+    if len(argv) >= 3 and argv[2] == "--against":
+        for pair in argv[3:]:
+            key, eq, value = pair.partition("=")
+            if not eq:
+                sys.exit(f"sweep_table.py: --against takes KEY=VALUE pairs, not '{pair}'")
+            reference[key] = value
+        argv = argv[:2]
+        if not reference:
+            sys.exit("sweep_table.py: --against needs at least one KEY=VALUE")
     if len(argv) != 2:
         sys.exit(__doc__.strip())
     path = os.path.join(argv[1], "summary.csv")
@@ -91,6 +134,8 @@ def main(argv):
           "the mean of the seeds that reached it, (reached/seeds). Dropped and decayed: shares of "
           "the gradients received.")
 
+    if reference:
+        against_table(rows, axes, reference)
     modes = sorted({r[MODE] for r in rows}) if MODE in axes else []
     references = [m for m in ("sync", "gba") if m in modes]
     if not references:
