@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "sim/cluster.h"
 
 namespace gbasim {
 namespace {
@@ -48,6 +49,8 @@ EngineArgs start_engine(int argc, char** argv) {
     else
       engine_argv.push_back(argv[i]);
   }
+  if (const char* context = engine_context_arg(); context != nullptr)
+    engine_argv.insert(engine_argv.begin() + 1, const_cast<char*>(context));
   int engine_argc = static_cast<int>(engine_argv.size());
   engine_argv.push_back(nullptr);
   EngineArgs e;

@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/files.h"
 #include "models/layers.h"
 #include "models/optimizer.h"
 #include "experiment/run_record.h"
@@ -703,17 +704,10 @@ int ranks_needed(const ExperimentSpec& spec) {
 
 void write_parameters(const std::string& path, const Eigen::VectorXf& dense,
                       const std::vector<RowMatrixXf>& tables) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(dense.data()),
-              static_cast<std::streamsize>(dense.size() * sizeof(float)));
-    for (const auto& t : tables)
-      out.write(reinterpret_cast<const char*>(t.data()),
-                static_cast<std::streamsize>(t.size() * sizeof(float)));
-    if (!out) throw InputError(path + ": cannot write the parameters");
-  }
-  std::rename(tmp.c_str(), path.c_str());
+  std::string bytes(reinterpret_cast<const char*>(dense.data()), dense.size() * sizeof(float));
+  for (const auto& t : tables)
+    bytes.append(reinterpret_cast<const char*>(t.data()), t.size() * sizeof(float));
+  write_text_atomically(path, bytes);
 }
 
 nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions& options) {

@@ -13,6 +13,7 @@ packages=(
   libbenchmark-dev
   libopenmpi-dev openmpi-bin
   python3 python3-matplotlib python3-scipy
+  clang libclang-rt-dev
 )
 
 missing=()

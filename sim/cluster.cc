@@ -22,6 +22,16 @@ const std::vector<std::vector<std::pair<double, double>>>& bandwidth_changes(
 
 }  // namespace
 
+const char* engine_context_arg() {
+#ifdef GBASIM_SANITIZED
+  // AddressSanitizer takes SimGrid's raw context switches for stack overflows: actors run on
+  // threads in a sanitized build (slower, the same results).
+  return "--cfg=contexts/factory:thread";
+#else
+  return nullptr;
+#endif
+}
+
 void configure_network(const ClusterSpec& spec) {
   if (spec.network_model == "CM02") {
     // Plain latency + size / bandwidth timing, as analytic checks expect.

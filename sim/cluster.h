@@ -35,6 +35,10 @@ struct WorkerHost {
   double flops_factor = 1.0;
 };
 
+// The argument a SimGrid engine must be created with in this build, or null: in a build with
+// AddressSanitizer, thread contexts (the context factory is chosen when the engine starts).
+const char* engine_context_arg();
+
 // Sets SimGrid's network model from cluster.network_model, before the platform is built.
 void configure_network(const ClusterSpec& spec);
 

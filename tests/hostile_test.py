@@ -26,7 +26,9 @@ A case's keys:
   changes   folders whose contents the program may write (a sweep's output)
   count     {glob: n}: how many files must match each pattern afterwards
   timeout   seconds (default 60)
-  needs     "shared" (the case reads ../shared) or "mpirun": skipped where missing
+  needs     "shared" (the case reads ../shared), "mpirun" or "non-root": skipped where missing
+  read_only folders made read-only before the run
+  file_size_limit_kb  the largest file the program may write (ulimit -f): a disk that fills
 
 Usage: hostile_test.py GBASIM GBASIM_MPI [CASE_NAME...]"""
 import concurrent.futures
@@ -85,6 +87,8 @@ def run_case(case, gbasim, gbasim_mpi):
         return name, "skip: needs ../shared/traces beside the clone"
     if needs == "mpirun" and shutil.which("mpirun") is None:
         return name, "skip: needs mpirun (OpenMPI)"
+    if needs == "non-root" and os.geteuid() == 0:
+        return name, "skip: root writes into read-only folders"
     work = tempfile.mkdtemp(prefix="hostile-")
     try:
         os.makedirs(os.path.join(work, "out"))
@@ -108,6 +112,8 @@ def run_case(case, gbasim, gbasim_mpi):
                 f.write(bytes.fromhex(hexed))
         for path in case.get("dirs", []):
             os.makedirs(os.path.join(work, path), exist_ok=True)
+        for path in case.get("read_only", []):
+            os.chmod(os.path.join(work, path), 0o555)
         before = snapshot(work)
         args = [expand(a, work) for a in case.get("args", DEFAULT_ARGS)]
         if case.get("program") == "gbasim-mpi":
@@ -115,6 +121,9 @@ def run_case(case, gbasim, gbasim_mpi):
                        str(case.get("ranks", 3)), gbasim_mpi] + args
         else:
             command = [gbasim] + args
+        if "file_size_limit_kb" in case:  # a full disk: writes beyond it fail with EFBIG
+            command = ["bash", "-c", f'ulimit -f {case["file_size_limit_kb"]}; trap "" XFSZ; exec "$@"',
+                       "bash"] + command
         timeout = case.get("timeout", 60)
         try:
             done = subprocess.run(command, cwd=work, capture_output=True, timeout=timeout,
@@ -162,6 +171,8 @@ def run_case(case, gbasim, gbasim_mpi):
                 return name, f"{path} was {what}: {short}"
         return name, None
     finally:
+        for path in case.get("read_only", []):
+            os.chmod(os.path.join(work, path), 0o755)
         shutil.rmtree(work, ignore_errors=True)
 
 

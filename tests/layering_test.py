@@ -21,6 +21,7 @@ ALLOWED = {
     "sim": {"base", "models", "strategies", "traces", "experiment"},
     "hw": {"base", "models", "strategies", "traces", "experiment"},
     "cli": {"base", "models", "strategies", "traces", "experiment", "sim", "hw"},
+    "fuzz": {"base", "models", "strategies", "traces", "experiment"},
 }
 # Outside libraries: the include prefix and the folders that may use it.
 LIBRARIES = {
@@ -28,7 +29,7 @@ LIBRARIES = {
     "simgrid/": {"sim", "cli"},
     "xbt/": {"sim", "cli"},
     "mpi.h": {"hw", "cli"},
-    "nlohmann/": {"experiment", "sim", "hw", "cli"},
+    "nlohmann/": {"experiment", "sim", "hw", "cli", "fuzz"},
     "Eigen/": {"models", "strategies", "experiment", "sim", "hw", "cli"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')

@@ -11,6 +11,7 @@
 #include <iomanip>
 
 #include "models/layers.h"
+#include "sim/cluster.h"
 #include "models/synthetic.h"
 
 namespace gbasim {
@@ -18,9 +19,9 @@ namespace {
 
 nlohmann::ordered_json simulate(const ExperimentSpec& spec) {
   xbt_log_control_set("root.thres:critical");
-  int argc = 1;
   char name[] = "simulation_test";
-  char* argv[] = {name, nullptr};
+  char* argv[] = {name, const_cast<char*>(engine_context_arg()), nullptr};
+  int argc = argv[1] == nullptr ? 1 : 2;
   simgrid::s4u::Engine engine(&argc, argv);
   return run_simulation(spec);
 }
