@@ -108,6 +108,7 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("nic_latency", c.nic_latency);
     v.field("network_model", c.network_model);
     v.named("ring_model", c.ring_model, parse_ring_model, ring_model_name);
+    v.named("all_to_all_model", c.all_to_all_model, parse_ring_model, ring_model_name);
     v.named("allreduce", c.allreduce, parse_allreduce, allreduce_name);
     v.named("embedding_exchange", c.embedding_exchange, parse_embedding_exchange,
             embedding_exchange_name);
@@ -823,6 +824,7 @@ ExperimentSpec parse_spec(const Json& doc, const std::string& source) {
   int largest = 0;
   for (const WorkerPool& p : worker_pools(spec)) largest = std::max(largest, p.workers);
   spec.cluster.ring_model = resolve_ring_model(spec.cluster.ring_model, largest);
+  spec.cluster.all_to_all_model = resolve_ring_model(spec.cluster.all_to_all_model, largest);
   return spec;
 }
 

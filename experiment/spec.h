@@ -95,6 +95,10 @@ struct ClusterSpec {
   double nic_latency = 10e-6;          // seconds; hosts meet at a non-blocking switch
   std::string network_model = "LV08";  // SimGrid's network/model: LV08 or CM02
   RingModel ring_model = RingModel::kAuto;
+  // How sync's all-to-all of embedding rows is simulated: "messages" (every pair at once, N - 1
+  // messages a worker), "aggregate" (one message a worker to a peer on another node, one to a
+  // peer in its node), "auto" (messages up to 64 workers).
+  RingModel all_to_all_model = RingModel::kAuto;
   AllReduce allreduce = AllReduce::kRing;
   EmbeddingExchange embedding_exchange = EmbeddingExchange::kAllGather;
   // allreduce "tree": the chunk each tree pass carries (NCCL's default 4 MiB buffer in its

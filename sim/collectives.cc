@@ -73,6 +73,7 @@ Collectives::Collectives(const Cluster& cluster, const ClusterSpec& spec, int fi
       barrier_(simgrid::s4u::Barrier::create(static_cast<unsigned>(n_))),
       tree_chunk_bytes_(spec.tree_chunk_bytes),
       ring_model_(resolve_ring_model(spec.ring_model, workers)),
+      all_to_all_model_(resolve_ring_model(spec.all_to_all_model, workers)),
       all_(cluster, range(first, n_, 1), ring_model_, name + "ring") {
   if (algorithm_ == AllReduce::kTree) {
     for (int t = 0; t < 2; ++t) {
@@ -180,14 +181,26 @@ void Collectives::all_gather(int w, const std::vector<double>& blocks) {
 
 void Collectives::all_to_all(int w, const std::vector<double>& bytes_to) {
   std::vector<simgrid::s4u::CommPtr> sends;
-  for (int v = 0; v < n_; ++v) {
-    if (v != w && bytes_to[v] > 0.0) {
-      sends.push_back(simgrid::s4u::Comm::sendto_async(cluster_.workers()[first_ + w].host,
-                                                       cluster_.workers()[first_ + v].host,
-                                                       bytes_to[v]));
-    }
+  auto send = [&](int v, double bytes) {
+    if (v == w || bytes <= 0.0) return;
+    sends.push_back(simgrid::s4u::Comm::sendto_async(cluster_.workers()[first_ + w].host,
+                                                     cluster_.workers()[first_ + v].host, bytes));
+  };
+  if (all_to_all_model_ == RingModel::kAggregate) {
+    // Worker w + N/2 is on another node whenever there is one (nodes of g workers in order).
+    double across = 0.0, within = 0.0;
+    for (int v = 0; v < n_; ++v) (v / g_ == w / g_ ? within : across) += v == w ? 0.0 : bytes_to[v];
+    send((w + n_ / 2) % n_, across);
+    send(w / g_ * g_ + (w % g_ + 1) % g_, within);
+  } else {
+    for (int v = 0; v < n_; ++v) send(v, bytes_to[v]);
   }
   for (auto& c : sends) c->wait();
+}
+
+int64_t Collectives::messages_per_all_to_all() const {
+  if (n_ < 2) return 0;
+  return all_to_all_model_ == RingModel::kAggregate ? (g_ > 1 && n_ > g_ ? 2 : 1) : n_ - 1;
 }
 
 void Collectives::barrier() const { barrier_->wait(); }

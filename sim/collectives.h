@@ -65,9 +65,15 @@ class Collectives {
   void step(int w, double dense_bytes, const std::vector<double>& blocks);
   void all_reduce(int w, double bytes);
   void all_gather(int w, const std::vector<double>& blocks);
-  // Every worker sends bytes_to[v] to every other worker v at once, point to point (as MPI's
-  // linear all-to-all): returns when w's sends have arrived.
+  // Every worker sends bytes_to[v] to every other worker v (cluster.all_to_all_model):
+  // "messages": to each at once, point to point (as MPI's linear all-to-all); "aggregate": the
+  // bytes for other nodes in one message to the worker half the pool away (on another node),
+  // those for its own node in one to the next worker of the node, so that each NIC and link
+  // carries what it would, in two messages instead of N - 1 (checked against "messages" by
+  // tests/collectives_test.py). Returns when w's sends have arrived.
   void all_to_all(int w, const std::vector<double>& bytes_to);
+  // Messages worker w sends in one all-to-all.
+  int64_t messages_per_all_to_all() const;
   // Waits for every worker (after an all-to-all: until every worker's bytes have arrived).
   void barrier() const;
   // Point-to-point messages worker w sends in one step's all-reduce of `dense_bytes` and
@@ -84,6 +90,7 @@ class Collectives {
   simgrid::s4u::BarrierPtr barrier_;
   double tree_chunk_bytes_;
   RingModel ring_model_;  // resolved: messages or aggregate
+  RingModel all_to_all_model_;  // resolved
   std::vector<simgrid::s4u::Mailbox*> tree_up_;    // tree t, rank r, child k: (t n + r) 2 + k
   std::vector<simgrid::s4u::Mailbox*> tree_down_;  // tree t, rank r: t n + r
   RingGroup all_;

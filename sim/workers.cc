@@ -114,7 +114,7 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
       collectives.all_to_all(i, answers);
       collectives.barrier();
     });
-    training_.count_messages(3 * (n - 1));  // with the gradients' all-to-all below
+    training_.count_messages(3 * collectives.messages_per_all_to_all());  // and the gradients
   } else if (exchange == EmbeddingExchange::kHybrid) {
     timed([&] { exchange_with_servers(w, ids, shard_bytes(grad, 0, dims, owners, 4.0, 0.0)); });
     training_.count_messages(3 * owners);  // with the push below
