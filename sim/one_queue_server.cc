@@ -27,7 +27,9 @@ class OneQueueServer : public Server {
         cluster_(cluster),
         inbox_(sg4::Mailbox::by_name("ps")),
         requested_(training.workers()),
-        granted_(training.workers()) {
+        granted_(training.workers()),
+        arrivals_(static_cast<size_t>(training.workers())),
+        grants_slots_(static_cast<size_t>(training.workers())) {
     for (int w = 0; w < training.workers(); ++w) {
       acks_.push_back(sg4::Mailbox::by_name("ack-" + std::to_string(w)));
       grants_.push_back(sg4::Mailbox::by_name("grant-" + std::to_string(w)));
@@ -43,8 +45,11 @@ class OneQueueServer : public Server {
     double row_ids = 0.0;
     for (size_t t = 0; t < training_.table_dims().size(); ++t)
       row_ids += static_cast<double>(groups.unique_ids[t % groups.unique_ids.size()].size());
-    inbox_->put(new Arrival{w, 0, Gradient{}, true}, kControlBytes + 8.0 * row_ids);
-    admission = *grants_[w]->get_unique<Admission>();
+    // Messages live in per-worker slots (a worker has one in flight at most), not on the
+    // heap: a run ended with messages in flight leaks nothing.
+    arrivals_[w] = Arrival{w, 0, Gradient{}, true};
+    inbox_->put(&arrivals_[w], kControlBytes + 8.0 * row_ids);
+    admission = *grants_[w]->get<Admission>();
     training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
     training_.count_messages(3);  // the request, the grant with the pull, the push
     mode = training_.spec().training.mode;
@@ -61,7 +66,8 @@ class OneQueueServer : public Server {
     const double start = sg4::Engine::get_clock();
     const double bytes = shard_bytes(grad, training_.dense_values(), training_.table_dims(), 1,
                                      4.0, 8.0)[0];
-    inbox_->put(new Arrival{w, token, std::move(grad)}, kControlBytes + bytes);
+    arrivals_[w] = Arrival{w, token, std::move(grad)};
+    inbox_->put(&arrivals_[w], kControlBytes + bytes);
     acks_[w]->get_unique<int>();
     training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
   }
@@ -78,14 +84,14 @@ class OneQueueServer : public Server {
   // The next message: the first to arrive, or (cluster.ps_service_seed k > 0) one of those
   // that have arrived, at random, as an MPI server probing for any source gets them in an
   // order that is not the order they arrived in.
-  std::unique_ptr<Arrival> next(Rng& pick) {
-    if (training_.spec().cluster.ps_service_seed == 0) return inbox_->get_unique<Arrival>();
-    if (arrived_.empty()) arrived_.push_back(inbox_->get_unique<Arrival>());
-    while (inbox_->ready()) arrived_.push_back(inbox_->get_unique<Arrival>());
+  Arrival* next(Rng& pick) {
+    if (training_.spec().cluster.ps_service_seed == 0) return inbox_->get<Arrival>();
+    if (arrived_.empty()) arrived_.push_back(inbox_->get<Arrival>());
+    while (inbox_->ready()) arrived_.push_back(inbox_->get<Arrival>());
     const auto chosen =
         arrived_.begin() + static_cast<ptrdiff_t>(
                                std::uniform_int_distribution<size_t>(0, arrived_.size() - 1)(pick));
-    std::unique_ptr<Arrival> arrival = std::move(*chosen);
+    Arrival* arrival = *chosen;
     arrived_.erase(chosen);
     return arrival;
   }
@@ -108,7 +114,8 @@ class OneQueueServer : public Server {
                                  4.0, 0.0));
     // The server sends the grant itself and goes on once it is through, as gbasim-mpi's does
     // (a blocking send); so grants go out one after another.
-    grants_[w]->put(new Admission(admission), bytes);
+    grants_slots_[w] = admission;
+    grants_[w]->put(&grants_slots_[w], bytes);
     return true;
   }
 
@@ -117,7 +124,7 @@ class OneQueueServer : public Server {
     Rng pick = service_order_rng(static_cast<uint64_t>(spec.cluster.ps_service_seed));
     RuleInForce& rule = training_.rule();
     while (true) {
-      std::unique_ptr<Arrival> arrival = next(pick);
+      Arrival* arrival = next(pick);
       if (arrival->request) {
         if (!serve_request(arrival->worker)) rule.queue_refused(arrival->worker);
         continue;
@@ -138,7 +145,9 @@ class OneQueueServer : public Server {
   std::vector<sg4::Mailbox*> acks_, grants_;
   std::vector<Batch> requested_;  // each worker's batch, drawn when it asks
   std::vector<Gradient> granted_;  // its gradient, computed when the server admits it
-  std::vector<std::unique_ptr<Arrival>> arrived_;  // taken from the queue, not yet served
+  std::vector<Arrival*> arrived_;  // taken from the queue, not yet served
+  std::vector<Arrival> arrivals_;  // each worker's message in flight
+  std::vector<Admission> grants_slots_;  // each worker's grant in flight
 };
 
 }  // namespace

@@ -21,6 +21,7 @@ class ShardedServer : public Server {
       : training_(training), cluster_(cluster), inbox_(sg4::Mailbox::by_name("ps")) {
     for (int w = 0; w < training.workers(); ++w)
       acks_.push_back(sg4::Mailbox::by_name("ack-" + std::to_string(w)));
+    pushed_.resize(static_cast<size_t>(training.workers()));
   }
 
   bool admit(int worker, Admission& admission, Mode& mode) override {
@@ -58,7 +59,10 @@ class ShardedServer : public Server {
     for (size_t p = 0; p < servers.size(); ++p)
       comms.push_back(sg4::Comm::sendto_async(cluster_.workers()[w].host, servers[p], push[p]));
     for (auto& comm : comms) comm->wait();
-    inbox_->put(new Pushed{w, token, std::move(grad)}, kControlBytes);
+    // The notice lives in w's slot (w has one push in flight at most), not on the heap: a run
+    // ended with messages in flight leaks nothing.
+    pushed_[w] = Pushed{w, token, std::move(grad)};
+    inbox_->put(&pushed_[w], kControlBytes);
     acks_[w]->get_unique<int>();
     training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
   }
@@ -78,7 +82,7 @@ class ShardedServer : public Server {
   // parallel on equal shares) is then charged before the push is acknowledged.
   void serve() {
     while (true) {
-      std::unique_ptr<Pushed> pushed = inbox_->get_unique<Pushed>();
+      Pushed* pushed = inbox_->get<Pushed>();
       const std::optional<Gradient> update = take_in(
           training_, cluster_, pushed->worker, pushed->token, std::move(pushed->gradient));
       // The last gradient in flight of a switch back to sync.
@@ -93,6 +97,7 @@ class ShardedServer : public Server {
   Training& training_;
   const Cluster& cluster_;
   sg4::Mailbox* inbox_;
+  std::vector<Pushed> pushed_;  // each worker's notice in flight
   std::vector<sg4::Mailbox*> acks_;  // the server's acknowledgement of each worker's push
 };
 
