@@ -41,6 +41,8 @@ std::string RankSlowdown::not_injected(const ExperimentSpec& spec) {
   if (g.network_rate_per_s > 0.0) left += " network episodes;";
   if (g.colocated_fraction > 0.0) left += " co-located tenants;";
   if (is_usage_format(g.trace_format)) left += " the usage trace's bandwidth factors;";
+  if (g.failure_rate_per_s > 0.0 || g.server_failure_rate_per_s > 0.0)
+    left += " worker and server failures (stragglers.failures);";
   return left;
 }
 

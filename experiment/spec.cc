@@ -166,6 +166,11 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("colocated_fraction", g.colocated_fraction);
     v.field("colocated_duty", g.colocated_duty);
     v.field("colocated_period_s", g.colocated_period_s);
+    v.section("failures", [&] {
+      v.field("rate_per_s", g.failure_rate_per_s);
+      v.field("restart_s", g.failure_restart_s);
+      v.field("server_rate_per_s", g.server_failure_rate_per_s);
+    });
     v.section("trace", [&] {
       v.field("format", g.trace_format);
       v.field("path", g.trace_path);
@@ -702,6 +707,18 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
     else if (one_queue) why = "need cluster.server_model \"sharded\"";
     else if (!g.trace_format.empty()) why = "cannot replay a trace yet (stragglers.trace)";
     if (why != nullptr) fail("cluster.pools", why);
+  }
+  if (g.failure_rate_per_s > 0.0) {
+    if (one_queue) {
+      fail("stragglers.failures.rate_per_s",
+           "needs cluster.server_model \"sharded\" (the one-queue model answers requests, and a "
+           "failed worker's token would stay out)");
+    }
+    if (c.shared_cores > 0) {
+      fail("stragglers.failures.rate_per_s",
+           "cannot be combined with cluster.shared_cores (a shared machine replays real ranks, "
+           "which do not fail)");
+    }
   }
   if (xml) {
     if (c.topology != Topology::kStar)

@@ -22,6 +22,16 @@ const std::vector<std::vector<std::pair<double, double>>>& bandwidth_changes(
 
 }  // namespace
 
+void wait_all(const std::vector<sg4::CommPtr>& comms) {
+  try {
+    for (const auto& comm : comms) comm->wait();
+  } catch (const simgrid::ForcefulKillException&) {
+    for (const auto& comm : comms)
+      if (comm->get_state() == sg4::Activity::State::STARTED) comm->cancel();
+    throw;
+  }
+}
+
 const char* engine_context_arg() {
 #ifdef GBASIM_SANITIZED
   // AddressSanitizer takes SimGrid's raw context switches for stack overflows: actors run on

@@ -171,7 +171,7 @@ void Collectives::tree_all_reduce(int w, double bytes) {
       list.erase(list.begin() + static_cast<long>(done < first ? done : done - first));
     }
   }
-  for (auto& comm : sends) comm->wait();
+  wait_all(sends);
 }
 
 void Collectives::all_gather(int w, const std::vector<double>& blocks) {
@@ -197,7 +197,7 @@ void Collectives::all_to_all(int w, const std::vector<double>& bytes_to) {
   } else {
     for (int v = 0; v < n_; ++v) send(v, bytes_to[v]);
   }
-  for (auto& c : sends) c->wait();
+  wait_all(sends);
 }
 
 int64_t Collectives::messages_per_all_to_all() const {

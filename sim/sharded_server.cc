@@ -40,11 +40,11 @@ class ShardedServer : public Server {
     std::vector<sg4::CommPtr> comms;
     for (int p = 0; p < shards; ++p)
       comms.push_back(sg4::Comm::sendto_async(me, servers[p], kControlBytes + request[p]));
-    for (auto& comm : comms) comm->wait();
+    wait_all(comms);
     comms.clear();
     for (int p = 0; p < shards; ++p) comms.push_back(sg4::Comm::sendto_async(servers[p], me, pull[p]));
     training_.count_messages(3 * shards + 2);  // requests, pulls, pushes, the notice, its ack
-    for (auto& comm : comms) comm->wait();
+    wait_all(comms);
     training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
     return grad;
   }
@@ -58,7 +58,7 @@ class ShardedServer : public Server {
     std::vector<sg4::CommPtr> comms;
     for (size_t p = 0; p < servers.size(); ++p)
       comms.push_back(sg4::Comm::sendto_async(cluster_.workers()[w].host, servers[p], push[p]));
-    for (auto& comm : comms) comm->wait();
+    wait_all(comms);
     // The notice lives in w's slot (w has one push in flight at most), not on the heap: a run
     // ended with messages in flight leaks nothing.
     pushed_[w] = Pushed{w, token, std::move(grad)};

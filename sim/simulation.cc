@@ -56,8 +56,13 @@ class Simulation {
   void evaluator();
   // Ends the run at simulation.max_simulated_s.
   void watchdog();
+  // Ends the run when the first parameter-server shard fails (stragglers.failures).
+  void server_failure(const ServerFailure& failure);
   Evaluation evaluate_now();
   nlohmann::ordered_json result() const;
+  // stragglers.failures: the workers' failures, lost tokens, lost compute and down time, and
+  // the server shard whose failure ended the run (null if none did).
+  nlohmann::ordered_json failures_json() const;
 
   const ExperimentSpec& spec_;
   std::function<void(const EvaluationPoint&)> on_point_;
@@ -73,7 +78,7 @@ Evaluation Simulation::evaluate_now() {
   const auto start = WallClock::now();
   const Evaluation e = evaluate(training_.model(), training_.parameters(), training_.data().test);
   cost_.evaluation_s += seconds_since(start);
-  const EvaluationPoint point{sg4::Engine::get_clock(), training_.rule().global_step(),
+  const EvaluationPoint point{training_.now(), training_.rule().global_step(),
                          training_.applied_samples(), e.auc, e.logloss};
   if (const SwitchingController* s = training_.rule().switching())
     status_.push_back({point.time, mode_name(s->mode()), s->straggler_ratio()});
@@ -118,6 +123,15 @@ void Simulation::watchdog() {
                                       std::to_string(spec_.simulation.max_simulated_s) + " s");
 }
 
+void Simulation::server_failure(const ServerFailure& failure) {
+  sg4::this_actor::sleep_until(failure.time);
+  training_.end_run("server failed",
+                    "parameter-server shard " + std::to_string(failure.shard) + " failed at " +
+                        std::to_string(failure.time) +
+                        " s (stragglers.failures.server_rate_per_s); gbasim models no recovery "
+                        "from a checkpoint, so the run ends there");
+}
+
 nlohmann::ordered_json Simulation::run() {
   const bool allreduce = spec_.training.mode == Mode::kSync && !training_.rule().switching();
   workers_.start();
@@ -130,12 +144,22 @@ nlohmann::ordered_json Simulation::run() {
   }
   if (spec_.simulation.max_simulated_s > 0.0)
     sg4::Actor::create("watchdog", cluster_.servers()[0], [this] { watchdog(); })->daemonize();
+  // Shards are there unless every step is an all-reduce with the rows on the workers.
+  const bool shards =
+      !allreduce || spec_.cluster.embedding_exchange == EmbeddingExchange::kHybrid;
+  if (const ServerFailure failure =
+          first_server_failure(spec_.stragglers, static_cast<int>(cluster_.servers().size()));
+      shards && failure.shard >= 0) {
+    sg4::Actor::create("server-failure", cluster_.servers()[failure.shard],
+                       [this, failure] { server_failure(failure); })
+        ->daemonize();
+  }
   const auto start = WallClock::now();
   sg4::Engine::get_instance()->run();
   cost_.wall_s = seconds_since(start);
   cost_.messages = training_.messages();
   const auto& curve = training_.record().curve();
-  if (!timing_only && (curve.back().time < sg4::Engine::get_clock() ||
+  if (!timing_only && (curve.back().time < training_.now() ||
                        curve.back().global_step != training_.rule().global_step())) {
     evaluate_now();
   }
@@ -148,7 +172,7 @@ nlohmann::ordered_json Simulation::run() {
 }
 
 nlohmann::ordered_json Simulation::result() const {
-  const double end = sg4::Engine::get_clock();
+  const double end = training_.now();
   DriverSummary driver{"simulated", end};
   driver.after_counts = {
       {"flops_per_sample", spec_.cost.flops_scale * training_.model().flops_per_sample()}};
@@ -163,6 +187,8 @@ nlohmann::ordered_json Simulation::result() const {
     return list;
   };
   const std::vector<bool> colocated = colocated_workers(spec_.stragglers, training_.workers());
+  const bool failing = spec_.stragglers.failure_rate_per_s > 0.0 ||
+                       spec_.stragglers.server_failure_rate_per_s > 0.0;
   for (int w = 0; w < training_.workers(); ++w) {
     const WorkerHost& h = cluster_.workers()[w];
     const WorkerStats& s = training_.stats()[w];
@@ -182,12 +208,39 @@ nlohmann::ordered_json Simulation::result() const {
          {"transient_episodes", listed(transient_episodes(spec_.stragglers, w, end))},
          {"network_episodes", listed(network_episodes(spec_.stragglers, w, end))},
          {"step_ends", s.step_ends}});
+    if (failing) {
+      workers.back()["failure_times"] = s.failure_times;
+      workers.back()["lost_compute_s"] = s.lost_compute_s;
+      workers.back()["down_s"] = s.down_s;
+    }
   }
   doc["workers"] = workers;
+  if (failing) doc["failures"] = failures_json();
   doc["data_reads"] = data_reads_json(spec_, training_.reads());
   if (auto trace = trace_json(spec_, training_.trace()); !trace.is_null()) doc["trace"] = trace;
   if (const SwitchingController* s = rule.switching())
     doc["switching"] = switching_json(spec_, *s, training_.moves(), status_);
+  return doc;
+}
+
+nlohmann::ordered_json Simulation::failures_json() const {
+  int64_t failures = 0;
+  double lost = 0.0, down = 0.0;
+  for (const WorkerStats& s : training_.stats()) {
+    failures += static_cast<int64_t>(s.failure_times.size());
+    lost += s.lost_compute_s;
+    down += s.down_s;
+  }
+  nlohmann::ordered_json doc = {{"worker_failures", failures},
+                                {"tokens_lost", training_.rule().metrics().tokens_lost},
+                                {"lost_compute_s", lost},
+                                {"down_s", down},
+                                {"server", nullptr}};
+  if (training_.record().status() == "server failed") {
+    const ServerFailure f =
+        first_server_failure(spec_.stragglers, static_cast<int>(cluster_.servers().size()));
+    doc["server"] = {{"shard", f.shard}, {"time", f.time}};
+  }
   return doc;
 }
 

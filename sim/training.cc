@@ -96,11 +96,22 @@ bool Training::wait_for_admission(int worker, Admission& admission, Mode& mode) 
 
 std::optional<Gradient> Training::receive(int worker, int64_t token, Gradient gradient) {
   std::optional<Gradient> update = rule_.receive(worker, token, std::move(gradient));
+  hold_for_move();
+  return update;
+}
+
+void Training::lose_token(int worker) {
+  std::unique_lock lock(*mutex_);
+  rule_.lose_token(worker);
+  hold_for_move();
+  updated_->notify_all();
+}
+
+void Training::hold_for_move() {
   if (auto move = rule_.take_model_move()) {
     moving_ = true;
     owed_move_ = move;
   }
-  return update;
 }
 
 void Training::apply_update(const Gradient& update) {
@@ -117,6 +128,7 @@ void Training::apply_update(const Gradient& update) {
 void Training::end_run(const std::string& status, const std::string& detail) {
   record_.end(status, detail);
   stop_ = true;
+  ended_at_ = sg4::Engine::get_clock();
   sg4::Actor::kill_all();
 }
 
@@ -153,7 +165,7 @@ void Training::move_model(const ModelMove& move, const Cluster& cluster) {
               sg4::Comm::sendto_async(servers[p], cluster.workers()[w].host, bytes / shards));
       }
     }
-    for (auto& comm : comms) comm->wait();
+    wait_all(comms);
     messages_ += static_cast<int64_t>(comms.size());
     moved += bytes * (leg == 0 ? 1 : move.to.workers);
   }

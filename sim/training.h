@@ -26,6 +26,10 @@ constexpr double kControlBytes = 64;
 struct WorkerStats {
   int64_t steps = 0;
   double compute_s = 0.0, comm_s = 0.0, wait_s = 0.0;
+  // stragglers.failures: when the worker stopped for each failure, the compute it lost
+  // (counted in compute_s too) and the time it was down, restarting.
+  std::vector<double> failure_times;
+  double lost_compute_s = 0.0, down_s = 0.0;
   std::vector<double> step_ends;
 };
 
@@ -76,6 +80,9 @@ class Training {
   // Under the lock: the rule takes the gradient. A switch that it completes leaves a model
   // move owed (take_owed_move), which the calling actor makes before anyone is admitted again.
   std::optional<Gradient> receive(int worker, int64_t token, Gradient gradient);
+  // Takes the lock: `worker` failed mid-step and its token is lost (the rule goes on without
+  // it; waiting workers wake). A switch that this completes leaves a model move owed, as above.
+  void lose_token(int worker);
   // Under the lock: the optimizer applies `update` to the parameters (not in timing-only
   // runs); the budget is checked; waiting workers wake.
   void apply_update(const Gradient& update);
@@ -83,6 +90,9 @@ class Training {
   // Ends the run now, from an actor of its own (the evaluator, the watchdog): the status goes
   // to the record, and every other actor is killed, wherever it waits.
   void end_run(const std::string& status, const std::string& detail);
+  // The simulated time, or once end_run has ended the run, the time it did (the engine may
+  // still settle what the killed actors left behind).
+  double now() const { return ended_at_ >= 0.0 ? ended_at_ : sg4::Engine::get_clock(); }
   // Moves the model between the all-reduce workers and the parameter servers, or from one
   // pool's all-reduce workers to another's through the servers (a switch), then lets
   // admissions go on.
@@ -112,12 +122,16 @@ class Training {
   sg4::MutexPtr mutex_;
   sg4::ConditionVariablePtr updated_;
   bool stop_ = false;
+  double ended_at_ = -1.0;  // end_run's time
   int64_t applied_samples_ = 0;
   int64_t messages_ = 0;
   // Switching: a model move in progress holds every admission back.
   bool moving_ = false;
   std::optional<ModelMove> owed_move_;  // taken from the controller, to be made
   nlohmann::ordered_json moves_ = nlohmann::ordered_json::array();
+
+  // A move the rule asks for (a switch it completed) holds every admission back until made.
+  void hold_for_move();
 };
 
 }  // namespace gbasim

@@ -22,6 +22,8 @@ Workers::Workers(Training& training, const Cluster& cluster, Server& server)
     for (int w = 0; w < training.workers(); ++w)
       rank_slowdowns_.emplace_back(training.spec(), training.trace(), w);
   }
+  for (int w = 0; w < training.workers(); ++w)
+    failures_.emplace_back(training.spec().stragglers, w);
 }
 
 void Workers::start() {
@@ -47,7 +49,9 @@ void Workers::run(int w) {
   WorkerStats& me = training_.stats(w);
   for (int64_t step = 0;; ++step) {
     const double compute_before = me.compute_s;
-    if (!take_step(w, step)) break;
+    const StepEnd end = take_step(w, step);
+    if (end == StepEnd::kStopped) break;
+    if (end == StepEnd::kLost) continue;
     ++me.steps;
     me.step_ends.push_back(sg4::Engine::get_clock());
     if (training_.rule().switching()) {
@@ -58,19 +62,25 @@ void Workers::run(int w) {
 }
 
 // In a server mode the gradient is computed at admission on the parameters of the token, since
-// the pull returns exactly those parameters.
-bool Workers::take_step(int w, int64_t step) {
+// the pull returns exactly those parameters. A worker that fails during its compute loses the
+// gradient and the token (the GBA paper's recovery: it starts afresh on a new batch).
+Workers::StepEnd Workers::take_step(int w, int64_t step) {
   Admission admission;
   Mode mode;
-  if (!server_.admit(w, admission, mode)) return false;
+  if (!server_.admit(w, admission, mode)) return StepEnd::kStopped;
   if (mode == Mode::kSync) {
     sync_step(w, step, admission);
-    return true;
+    return StepEnd::kDone;
   }
   Gradient grad = server_.pull(w, admission);
-  spend_compute(w, step);
+  if (!spend_compute(w, step)) {
+    training_.lose_token(w);
+    if (auto move = training_.take_owed_move()) training_.move_model(*move, cluster_);
+    down(w);
+    return StepEnd::kLost;
+  }
   server_.push(w, admission.token, std::move(grad));
-  return true;
+  return StepEnd::kDone;
 }
 
 // The rows' exchange before the compute (all_to_all: the ids to their owners, the vectors
@@ -119,7 +129,8 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
     timed([&] { exchange_with_servers(w, ids, shard_bytes(grad, 0, dims, owners, 4.0, 0.0)); });
     training_.count_messages(3 * owners);  // with the push below
   }
-  spend_compute(w, step);
+  // A worker that fails stalls the step until it is back and has computed it again.
+  while (!spend_compute(w, step)) down(w);
 
   if (n > 1 || exchange == EmbeddingExchange::kHybrid) {
     timed([&] {
@@ -161,13 +172,13 @@ void Workers::exchange_with_servers(int w, const std::vector<double>& to_servers
   std::vector<sg4::CommPtr> comms;
   for (size_t p = 0; p < servers.size(); ++p)
     if (to_servers[p] > 0.0) comms.push_back(sg4::Comm::sendto_async(me, servers[p], to_servers[p]));
-  for (auto& c : comms) c->wait();
+  wait_all(comms);
   comms.clear();
   for (size_t p = 0; p < from_servers.size(); ++p) {
     if (from_servers[p] > 0.0)
       comms.push_back(sg4::Comm::sendto_async(servers[p], me, from_servers[p]));
   }
-  for (auto& c : comms) c->wait();
+  wait_all(comms);
 }
 
 void Workers::charge_servers(const Gradient& grad) {
@@ -187,11 +198,12 @@ void Workers::charge_servers(const Gradient& grad) {
   for (auto& e : work) e->wait();
 }
 
-void Workers::spend_compute(int w, int64_t step) {
+bool Workers::spend_compute(int w, int64_t step) {
   const ExperimentSpec& spec = training_.spec();
   const double base = spec.cost.flops_scale * training_.model().flops_per_sample() *
                       static_cast<double>(training_.local_batch(w));
   const double start = sg4::Engine::get_clock();
+  bool done = true;
   if (cluster_.machine() != nullptr) {
     // As a real rank: compute, then sleep (slowdown - 1) x the time it took.
     cluster_.run_flops(base);
@@ -200,11 +212,38 @@ void Workers::spend_compute(int w, int64_t step) {
     if (slowdown > 1.0) sg4::this_actor::sleep_for((slowdown - 1.0) * took);
   } else {
     const auto& pai = training_.trace().pai;
-    sg4::this_actor::execute(base * step_noise(spec.stragglers, w, step) *
-                             (pai ? pai->slowdown(w, step) : 1.0) *
-                             cluster_.workers()[w].flops_factor);
+    const double flops = base * step_noise(spec.stragglers, w, step) *
+                         (pai ? pai->slowdown(w, step) : 1.0) * cluster_.workers()[w].flops_factor;
+    const double fails_at = failures_[w].next();
+    if (fails_at == std::numeric_limits<double>::infinity()) {
+      sg4::this_actor::execute(flops);
+    } else if (fails_at <= start) {
+      done = false;  // it failed while it communicated or waited: it stops as it would compute
+    } else {
+      const sg4::ExecPtr exec = sg4::this_actor::exec_init(flops)->start();
+      try {
+        exec->wait_for(fails_at - start);
+      } catch (const simgrid::TimeoutException&) {
+        exec->cancel();
+        done = false;
+      }
+    }
   }
-  training_.stats(w).compute_s += sg4::Engine::get_clock() - start;
+  WorkerStats& me = training_.stats(w);
+  const double spent = sg4::Engine::get_clock() - start;
+  me.compute_s += spent;
+  if (!done) {
+    me.failure_times.push_back(sg4::Engine::get_clock());
+    me.lost_compute_s += spent;
+  }
+  return done;
+}
+
+void Workers::down(int w) {
+  const double restart = training_.spec().stragglers.failure_restart_s;
+  sg4::this_actor::sleep_for(restart);
+  training_.stats(w).down_s += restart;
+  failures_[w].back(sg4::Engine::get_clock());
 }
 
 void Workers::tenant(int w) {

@@ -23,9 +23,11 @@ class Workers {
 
  private:
   void run(int w);
+  enum class StepEnd { kDone, kLost, kStopped };
   // One step in the mode in force at its admission: admit, pull, compute, push; or, in
-  // sync, admit and sync_step. False when the run has stopped.
-  bool take_step(int w, int64_t step);
+  // sync, admit and sync_step. kLost: in a server mode the worker failed during the step and
+  // lost its batch and token (stragglers.failures); kStopped: the run has stopped.
+  StepEnd take_step(int w, int64_t step);
   void sync_step(int w, int64_t step, const Admission& admission);
   // cluster.embedding_exchange "hybrid": w sends each server shard its bytes, then each shard
   // sends w its bytes (the shards' messages at once).
@@ -35,8 +37,12 @@ class Workers {
   void charge_servers(const Gradient& grad);
   // Spends the simulated time of one local batch's compute on the worker's host: its flops
   // at the host's speed (under its speed profile), times the step's noise and replayed trace
-  // slowdown; on a shared machine, the compute and then the sleep of a real rank.
-  void spend_compute(int w, int64_t step);
+  // slowdown; on a shared machine, the compute and then the sleep of a real rank. False when
+  // the worker fails before it is done (stragglers.failures): it stops there, and down(w)
+  // brings it back.
+  bool spend_compute(int w, int64_t step);
+  // The failed worker restarts: stragglers.failures.restart_s of down time.
+  void down(int w);
   // Another tenant's work on `w`'s host: it computes for duty x period of every period.
   void tenant(int w);
 
@@ -49,6 +55,7 @@ class Workers {
   // By pool, all_to_all: the vector bytes each worker asks of each owner this step
   std::vector<std::vector<std::vector<double>>> lookups_;
   std::vector<RankSlowdown> rank_slowdowns_;  // shared machine: each worker's, as ranks sleep
+  std::vector<WorkerFailures> failures_;       // each worker's next failure
 };
 
 }  // namespace gbasim

@@ -18,6 +18,14 @@ std::optional<Gradient> RuleInForce::receive(int worker, int64_t token, Gradient
                    : rule_->receive(worker, token, std::move(gradient));
 }
 
+void RuleInForce::lose_token(int worker) {
+  if (switcher_) {
+    switcher_->lose_token(worker);
+  } else {
+    rule_->lose_token(worker);
+  }
+}
+
 int64_t RuleInForce::global_step() const {
   return switcher_ ? switcher_->global_step() : rule_->global_step();
 }

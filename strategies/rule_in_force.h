@@ -21,6 +21,8 @@ class RuleInForce {
 
   Admission admit(int worker);
   std::optional<Gradient> receive(int worker, int64_t token, Gradient gradient);
+  // Instead of receive, for a worker that failed mid-step: its token is gone.
+  void lose_token(int worker);
   int64_t global_step() const;
   Mode mode() const;
   RuleMetrics metrics() const;

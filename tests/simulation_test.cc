@@ -547,6 +547,153 @@ TEST(Simulation, TheWatchdogEndsARunAtItsSimulatedTimeLimit) {
   EXPECT_GT(result["summary"]["global_steps"].get<int64_t>(), 0);
 }
 
+// stragglers.failures in sync: a worker that fails stops computing, is down restart_s, and
+// computes the step again; the step waits for it. Replayed here from the same failure draws
+// (WorkerFailures): a failure that falls outside a compute (in the ring) stops the worker
+// when its next compute starts. Each step ends when the last worker's compute is done, plus
+// the ring.
+TEST(Failures, SyncStallsUntilTheFailedWorkerIsBackAndHasComputedAgain) {
+  ExperimentSpec s = straggler_free_cluster(Mode::kSync, 2);
+  s.cost.update_flops_per_value = 0.0;
+  const int steps = 8;
+  s.budget.max_samples = 2 * 64 * steps;
+  const TwoWorkerRing ring(s, steps);
+  s.stragglers.failure_rate_per_s = 0.2 / ring.compute;
+  s.stragglers.failure_restart_s = 1.5 * ring.compute;
+  const auto result = simulate(s);
+
+  std::vector<WorkerFailures> draws = {WorkerFailures(s.stragglers, 0),
+                                       WorkerFailures(s.stragglers, 1)};
+  std::vector<std::vector<double>> times(2);
+  double end = 0.0, lost = 0.0;
+  const auto& ends = result["workers"][0]["step_ends"];
+  ASSERT_EQ(ends.size(), static_cast<size_t>(steps));
+  for (int k = 0; k < steps; ++k) {
+    double last_compute_done = 0.0;
+    for (int w = 0; w < 2; ++w) {
+      double start = end;
+      while (draws[w].next() < start + ring.compute) {
+        const double stop = std::max(draws[w].next(), start);
+        times[w].push_back(stop);
+        lost += stop - start;
+        start = stop + s.stragglers.failure_restart_s;
+        draws[w].back(start);
+      }
+      last_compute_done = std::max(last_compute_done, start + ring.compute);
+    }
+    end = last_compute_done + ring.comm(k);
+    EXPECT_NEAR(ends[k].get<double>(), end, 1e-9 * end) << "step " << k;
+  }
+  ASSERT_GE(times[0].size() + times[1].size(), 2u) << "the test needs failures to check";
+  for (int w = 0; w < 2; ++w) {
+    const auto& got = result["workers"][w]["failure_times"];
+    ASSERT_EQ(got.size(), times[w].size()) << "worker " << w;
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i].get<double>(), times[w][i], 1e-9) << "worker " << w << " failure " << i;
+  }
+  const auto& f = result["failures"];
+  EXPECT_EQ(f["worker_failures"], times[0].size() + times[1].size());
+  EXPECT_EQ(f["tokens_lost"], 0) << "a sync worker keeps its step";
+  EXPECT_NEAR(f["lost_compute_s"].get<double>(), lost, 1e-9);
+  EXPECT_NEAR(f["down_s"].get<double>(),
+              static_cast<double>(times[0].size() + times[1].size()) * s.stragglers.failure_restart_s,
+              1e-9);
+  EXPECT_EQ(result["summary"]["global_steps"], steps);
+}
+
+// One failure every 20 computes or so, a restart of 3 computes, on the short run.
+ExperimentSpec failing_run(Mode mode) {
+  ExperimentSpec s = short_run(mode, 1.0);
+  const double compute = TwoWorkerRing(s, 0).compute;
+  s.stragglers.failure_rate_per_s = 0.05 / compute;
+  s.stragglers.failure_restart_s = 3.0 * compute;
+  return s;
+}
+
+// GBA: a failed worker's token disappears and the others fill the global batch, so every
+// update still sums G = 4 x 64 samples, and the run learns as it would.
+TEST(Failures, GbaLosesTheFailedWorkersTokenAndEveryUpdateStillHasTheGlobalBatch) {
+  const ExperimentSpec s = failing_run(Mode::kGBA);
+  const auto result = simulate(s);
+  const auto& summary = result["summary"];
+  EXPECT_EQ(summary["status"], "completed");
+  const auto& f = result["failures"];
+  EXPECT_GE(f["worker_failures"].get<int64_t>(), 5);
+  EXPECT_EQ(f["tokens_lost"], f["worker_failures"]);
+  EXPECT_EQ(summary["samples"].get<int64_t>(), summary["global_steps"].get<int64_t>() * 4 * 64);
+  EXPECT_GT(summary["final_auc"].get<double>(), 0.6);
+  int64_t stops = 0;
+  for (const auto& w : result["workers"]) stops += static_cast<int64_t>(w["failure_times"].size());
+  EXPECT_EQ(stops, f["worker_failures"].get<int64_t>());
+}
+
+// Every server mode runs to its end with failing workers: each failure loses its token, and
+// bounded staleness still keeps every worker within the bound of the slowest.
+class FailuresInEveryServerMode : public ::testing::TestWithParam<Mode> {};
+
+TEST_P(FailuresInEveryServerMode, EveryFailureLosesItsTokenAndTheRunEnds) {
+  const ExperimentSpec s = failing_run(GetParam());
+  const auto result = simulate(s);
+  EXPECT_EQ(result["summary"]["status"], "completed");
+  EXPECT_GE(result["summary"]["samples"].get<int64_t>(), s.data.synthetic.train_samples);
+  const auto& f = result["failures"];
+  EXPECT_GE(f["worker_failures"].get<int64_t>(), 5);
+  EXPECT_EQ(f["tokens_lost"], f["worker_failures"]);
+  if (GetParam() == Mode::kBoundedStaleness) {
+    int64_t fewest = INT64_MAX, most = 0;
+    for (const auto& w : result["workers"]) {
+      fewest = std::min(fewest, w["steps"].get<int64_t>());
+      most = std::max(most, w["steps"].get<int64_t>());
+    }
+    EXPECT_LE(most - fewest, s.training.staleness_bound + 1);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, FailuresInEveryServerMode,
+                         ::testing::Values(Mode::kAsync, Mode::kGBA, Mode::kBoundedStaleness,
+                                           Mode::kBackupWorkers),
+                         [](const auto& info) { return mode_name(info.param); });
+
+// A lost token during a switch's drain completes the drain as a returned one would.
+TEST(Failures, ScheduledSwitchesGoThroughWithFailingWorkers) {
+  ExperimentSpec s = straggler_free_cluster(Mode::kSync, 3);
+  s.switching.at_steps = {{3, "gba"}, {8, "sync"}};
+  s.budget.max_samples = 64 * 3 * 12;
+  const double compute = TwoWorkerRing(s, 0).compute;
+  s.stragglers.failure_rate_per_s = 0.3 / compute;
+  s.stragglers.failure_restart_s = compute;
+  const auto result = simulate(s);
+  EXPECT_EQ(result["summary"]["status"], "completed");
+  EXPECT_EQ(result["summary"]["global_steps"], 12);
+  EXPECT_EQ(result["switching"]["events"].size(), 2u);
+  EXPECT_GT(result["failures"]["tokens_lost"].get<int64_t>(), 0);
+}
+
+// The first parameter-server shard to fail ends the run there, with its status and the shard.
+TEST(Failures, AServerShardFailureEndsTheRunWithItsStatus) {
+  ExperimentSpec s = short_run(Mode::kGBA, 1.0);
+  s.cluster.ps_shards = 2;
+  s.stragglers.server_failure_rate_per_s = 20.0;
+  const ServerFailure first = first_server_failure(s.stragglers, 2);
+  const auto result = simulate(s);
+  const auto& summary = result["summary"];
+  EXPECT_EQ(summary["status"], "server failed");
+  EXPECT_NE(summary["status_detail"].get<std::string>().find("shard " + std::to_string(first.shard)),
+            std::string::npos);
+  EXPECT_DOUBLE_EQ(summary["simulated_time"].get<double>(), first.time);
+  EXPECT_EQ(result["failures"]["server"]["shard"], first.shard);
+  EXPECT_LT(summary["samples"].get<int64_t>(), s.data.synthetic.train_samples);
+}
+
+// Sync with the rows on the workers has no server shard to fail.
+TEST(Failures, AllReduceWithoutServersIgnoresServerFailures) {
+  ExperimentSpec s = short_run(Mode::kSync, 1.0);
+  s.stragglers.server_failure_rate_per_s = 20.0;
+  const auto result = simulate(s);
+  EXPECT_EQ(result["summary"]["status"], "completed");
+  EXPECT_TRUE(result["failures"]["server"].is_null());
+}
+
 class EveryMode : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(EveryMode, AShortRunLearns) {

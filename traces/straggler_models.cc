@@ -20,6 +20,8 @@ enum : uint64_t {
   kStreamNoise = 103,
   kStreamNetwork = 104,
   kStreamColocated = 105,
+  kStreamFailure = 106,
+  kStreamServerFailure = 107,
 };
 
 struct EpisodeLaw {
@@ -66,6 +68,12 @@ void validate(const StragglerConfig& c) {
   require(c.colocated_duty > 0.0 && c.colocated_duty < 1.0, "colocated_duty", "must lie in (0, 1)");
   require(c.colocated_period_s > 0.0 && c.colocated_period_s <= 1e9, "colocated_period_s",
           "must lie in (0, 1e9]");
+  require(c.failure_rate_per_s >= 0.0 && c.failure_rate_per_s <= 1e4, "failures.rate_per_s",
+          "must lie in [0, 1e4]");
+  require(c.failure_restart_s >= 0.0 && c.failure_restart_s <= 1e9, "failures.restart_s",
+          "must lie in [0, 1e9]");
+  require(c.server_failure_rate_per_s >= 0.0 && c.server_failure_rate_per_s <= 1e4,
+          "failures.server_rate_per_s", "must lie in [0, 1e4]");
   const std::string& f = c.trace_format;
   require(f.empty() || f == "pai" || f == "alibaba-v2018" || f == "alibaba-v2017" || f == "generic",
           "trace.format", "must be empty, pai, alibaba-v2018, alibaba-v2017 or generic");
@@ -159,6 +167,27 @@ double step_noise(const StragglerConfig& c, int worker, int64_t step) {
   const double sigma2 = std::log1p(c.noise_cv * c.noise_cv);
   std::normal_distribution<double> normal(-0.5 * sigma2, std::sqrt(sigma2));
   return std::exp(normal(rng));
+}
+
+WorkerFailures::WorkerFailures(const StragglerConfig& c, int worker)
+    : rate_(c.failure_rate_per_s),
+      rng_(straggler_rng(c.seed, kStreamFailure, static_cast<uint64_t>(worker))) {
+  back(0.0);
+}
+
+void WorkerFailures::back(double now) {
+  if (rate_ > 0.0) next_ = now + std::exponential_distribution<double>(rate_)(rng_);
+}
+
+ServerFailure first_server_failure(const StragglerConfig& c, int shards) {
+  ServerFailure first;
+  if (c.server_failure_rate_per_s <= 0.0) return first;
+  for (int p = 0; p < shards; ++p) {
+    auto rng = straggler_rng(c.seed, kStreamServerFailure, static_cast<uint64_t>(p));
+    const double t = std::exponential_distribution<double>(c.server_failure_rate_per_s)(rng);
+    if (t < first.time) first = {t, p};
+  }
+  return first;
 }
 
 }  // namespace gbasim

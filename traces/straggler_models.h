@@ -5,8 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
+
+#include "base/random.h"
 
 namespace gbasim {
 
@@ -38,6 +41,13 @@ struct StragglerConfig {
   double colocated_fraction = 0.0;
   double colocated_duty = 0.5;
   double colocated_period_s = 0.1;
+  // Failures (docs/spec.md, "Failures"): each worker fails as a Poisson process of
+  // failure_rate_per_s over the time it is up and is back failure_restart_s after each
+  // failure, having lost its batch and its token; each parameter-server shard fails as one
+  // of server_failure_rate_per_s, and the first such failure ends the run.
+  double failure_rate_per_s = 0.0;
+  double failure_restart_s = 5.0;
+  double server_failure_rate_per_s = 0.0;
   // Replay of a production trace, on top of the models above (docs/spec.md, "Trace replay").
   // "pai": per-worker mini-batch times (traces/pai_trace.h), indexed by the worker's step:
   // each step's compute is also multiplied by the trace's slowdown. "alibaba-v2018",
@@ -82,5 +92,27 @@ std::vector<bool> colocated_workers(const StragglerConfig& config, int workers);
 
 // The noise factor of `worker`'s step number `step`.
 double step_noise(const StragglerConfig& config, int worker, int64_t step);
+
+// When `worker` fails: next() is the time of its next failure (infinity without failures);
+// after a failure, back(now) draws the one after, an exponential up time from `now`.
+class WorkerFailures {
+ public:
+  WorkerFailures(const StragglerConfig& config, int worker);
+  double next() const { return next_; }
+  void back(double now);
+
+ private:
+  double rate_;
+  Rng rng_;
+  double next_ = std::numeric_limits<double>::infinity();
+};
+
+// The first failure of any of `shards` parameter-server shards: its time (infinity without
+// server failures) and the shard.
+struct ServerFailure {
+  double time = std::numeric_limits<double>::infinity();
+  int shard = -1;
+};
+ServerFailure first_server_failure(const StragglerConfig& config, int shards);
 
 }  // namespace gbasim
