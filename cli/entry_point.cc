@@ -9,9 +9,14 @@
 
 namespace gbasim {
 
-int run_guarded(const std::string& who, const std::function<int()>& body, bool print) {
-  auto report = [&](const std::string& message, int code) {
-    if (print) std::cerr << who << ": " << message << '\n';
+int run_guarded(const std::string& who, const std::function<int()>& body, std::string* message) {
+  auto report = [&](const std::string& what, int code) {
+    const std::string line = who + ": " + what;
+    if (message != nullptr) {
+      *message = line;
+    } else {
+      std::cerr << line << '\n';
+    }
     return code;
   };
   try {

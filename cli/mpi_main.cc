@@ -4,6 +4,7 @@
 
 #include <boost/program_options.hpp>
 #include <iostream>
+#include <memory>
 
 #include "base/error.h"
 #include "cli/commands.h"
@@ -14,6 +15,24 @@
 
 namespace po = boost::program_options;
 
+namespace {
+
+// Called once by every rank, having prepared its part of the job (`code` 0) or not. Returns
+// the largest exit code of all ranks, 0 when every one is ready. The lowest rank that failed
+// prints its message: rank 0's when every rank failed alike (the usual bad spec), the one rank's
+// when it alone failed (its copy of a file missing on its node).
+int agree_to_start(int code, const std::string& message, int rank, int size) {
+  int worst = 0;
+  MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (worst == 0) return 0;
+  int mine = code != 0 ? rank : size, first = size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (rank == first) std::cerr << message << '\n';
+  return worst;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
@@ -22,6 +41,7 @@ int main(int argc, char** argv) {
   std::string spec_path, out_path;
   std::vector<std::string> overrides;
   gbasim::MpiOptions options;
+  std::string fail_how = "abort";
   po::options_description desc(
       "mpirun -np P gbasim-mpi --spec FILE [options]   (or: scripts/mpirun.sh P --spec FILE "
       "...)\n\n"
@@ -45,27 +65,38 @@ int main(int argc, char** argv) {
       "server modes and switching: write each admission granted and each gradient taken in "
       "by the rule, a line each, in order (for tests that replay them)")(
       "fail-rank", po::value(&options.fail_rank)->value_name("R"),
-      "fault injection for tests: rank R aborts ...")(
-      "fail-step", po::value(&options.fail_step)->value_name("K"), "... at its step K")(
+      "fault injection for tests: rank R fails ...")(
+      "fail-step", po::value(&options.fail_step)->value_name("K"),
+      "... at its step K (-1: while it prepares the job) ...")(
+      "fail-how", po::value(&fail_how)->value_name("HOW"),
+      "... by HOW: abort (the default: a crash) or error (bad input on that rank alone)")(
       "pingpong", po::bool_switch(),
       "measure latency and bandwidth between ranks 0 and 1, write "
       "them to --out (for gbasim calibrate), train nothing");
-  const int code = gbasim::run_guarded(
-      "gbasim-mpi",
+  // Every rank first prepares, without communicating: the command line, the spec, and the
+  // job's data, model and trace. They then agree that all of them did before any trains.
+  gbasim::ExperimentSpec spec;  // outlives the job, which refers to it
+  std::unique_ptr<gbasim::MpiJob> job;
+  bool pingpong = false;
+  std::string message;
+  int code = gbasim::run_guarded(
+      rank == 0 ? "gbasim-mpi" : "gbasim-mpi: rank " + std::to_string(rank),
       [&] {
     po::variables_map vm;
     if (!gbasim::parse_options({argv + 1, argv + argc}, desc, vm)) {
       return 0;
     }
+    if (fail_how != "abort" && fail_how != "error")
+      throw po::error("--fail-how must be abort or error, not '" + fail_how + "'");
+    options.fail_with_error = fail_how == "error";
     if (vm["pingpong"].as<bool>()) {
       if (size < 2) throw po::error("--pingpong needs 2 ranks");
       if (out_path.empty()) throw po::error("--pingpong needs --out FILE");
-      const nlohmann::ordered_json result = gbasim::measure_pingpong();
-      if (rank == 0) gbasim::write_json_atomically(out_path, result);
+      pingpong = true;
       return 0;
     }
     if (spec_path.empty()) throw po::error("--spec FILE is required");
-    const gbasim::ExperimentSpec spec = gbasim::load_spec(spec_path, overrides);
+    spec = gbasim::load_spec(spec_path, overrides);
     if (!spec.cluster.pools.empty()) {
       throw gbasim::InputError(spec_path, "cluster.pools",
                                "is for the simulator: gbasim-mpi runs one pool of ranks");
@@ -89,25 +120,45 @@ int main(int argc, char** argv) {
     if (rank == 0 && !left.empty() && !options.quiet)
       std::cerr << "gbasim-mpi: note: real ranks do not inject:" << left
                 << " the run goes on without them\n";
-    if (rank == 0 && !options.quiet)
-      std::cerr << "gbasim-mpi: " << gbasim::mode_name(spec.training.mode) << ", "
-                << spec.training.num_workers << " workers on " << size << " ranks\n";
-    const nlohmann::ordered_json result = gbasim::run_mpi_job(spec, options);
-    if (rank == 0) {
-      gbasim::write_json_atomically(out_path, result);
-      if (!options.quiet) {
-        const auto& s = result["summary"];
-        std::cerr << "gbasim-mpi: " << s["mode"].get<std::string>() << ": time-to-AUC "
-                  << (s["time_to_auc"].is_null()
-                          ? std::string("not reached")
-                          : std::to_string(s["time_to_auc"].get<double>()) + " s")
-                  << ", final AUC " << s["final_auc"].get<double>() << ", "
-                  << s["run_time"].get<double>() << " s; result: " << out_path << "\n";
-      }
-    }
+    job = std::make_unique<gbasim::MpiJob>(spec, options);
     return 0;
       },
-      rank == 0);
+      &message);
+  code = agree_to_start(code, message, rank, size);
+  if (code == 0 && (job || pingpong)) {
+    // A rank that fails from here on ends the whole job: the others would wait for it forever.
+    code = gbasim::run_guarded(
+        "gbasim-mpi: rank " + std::to_string(rank),
+        [&] {
+      if (pingpong) {
+        const nlohmann::ordered_json result = gbasim::measure_pingpong();
+        if (rank == 0) gbasim::write_json_atomically(out_path, result);
+        return 0;
+      }
+      if (rank == 0 && !options.quiet)
+        std::cerr << "gbasim-mpi: " << gbasim::mode_name(spec.training.mode) << ", "
+                  << spec.training.num_workers << " workers on " << size << " ranks\n";
+      const nlohmann::ordered_json result = job->run();
+      if (rank == 0) {
+        gbasim::write_json_atomically(out_path, result);
+        if (!options.quiet) {
+          const auto& s = result["summary"];
+          std::cerr << "gbasim-mpi: " << s["mode"].get<std::string>() << ": time-to-AUC "
+                    << (s["time_to_auc"].is_null()
+                            ? std::string("not reached")
+                            : std::to_string(s["time_to_auc"].get<double>()) + " s")
+                    << ", final AUC " << s["final_auc"].get<double>() << ", "
+                    << s["run_time"].get<double>() << " s; result: " << out_path << "\n";
+        }
+      }
+      return 0;
+        },
+        &message);
+    if (code != 0) {
+      std::cerr << message << "\n(gbasim-mpi: ending every rank of the job)" << std::endl;
+      MPI_Abort(MPI_COMM_WORLD, code);
+    }
+  }
   MPI_Finalize();
   return code;
 }

@@ -205,11 +205,14 @@ struct Job {
   std::vector<std::vector<int32_t>> marks;       // per table, per row: see updated()
   std::vector<std::vector<int32_t>> dirty_rows;  // per table, in the order first touched
   void maybe_fail(int64_t step) const {
-    if (rank == options.fail_rank && step == options.fail_step) {
-      std::fprintf(stderr, "gbasim-mpi: rank %d: failing on purpose at step %lld (--fail-rank)\n",
-                   rank, static_cast<long long>(step));
-      std::abort();
-    }
+    if (rank != options.fail_rank || step != options.fail_step) return;
+    const std::string when =
+        step < 0 ? "while preparing the job" : "at step " + std::to_string(step);
+    if (options.fail_with_error)
+      throw InputError("failing on purpose " + when + " (--fail-rank, --fail-how error)");
+    std::fprintf(stderr, "gbasim-mpi: rank %d: failing on purpose %s (--fail-rank)\n", rank,
+                 when.c_str());
+    std::abort();
   }
 };
 
@@ -542,6 +545,7 @@ bool run_ps_server(Job& job, Holder& holder, ServerRecord& record) {
     g.dense.resize(job.params.dense.size());
     m.get(g.dense.data(), static_cast<size_t>(g.dense.size()));
     for (size_t k = 0; k < tables; ++k) g.tables.push_back(get_rows(m));
+    job.maybe_fail(record.pushes);  // the server's step K: its K-th push taken in
     ++record.pushes;
     t = WallClock::now();
     if (auto update = holder.receive(w, token, std::move(g))) {
@@ -710,18 +714,34 @@ void write_parameters(const std::string& path, const Eigen::VectorXf& dense,
   write_text_atomically(path, bytes);
 }
 
-nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions& options) {
-  Job job(spec, options);
-  if (job.rank == 0 && spec.evaluation.test_samples > 0)
-    job.data.test = first_rows(job.data.test, spec.evaluation.test_samples);
+struct MpiJob::State {
+  State(const ExperimentSpec& spec, const MpiOptions& options) : job(spec, options) {
+    if (job.rank == 0 && spec.evaluation.test_samples > 0)
+      job.data.test = first_rows(job.data.test, spec.evaluation.test_samples);
+    if (!all_workers && job.rank == 0) holder.emplace(spec, job.params, options.rule_log);
+    job.maybe_fail(-1);
+  }
+  Job job;
   // Sync without switching: every rank a worker. Otherwise rank 0 holds the rule in force.
-  const bool all_workers = ranks_needed(spec) == spec.training.num_workers;
+  const bool all_workers = ranks_needed(job.spec) == job.spec.training.num_workers;
+  std::optional<Holder> holder;
+};
+
+MpiJob::MpiJob(const ExperimentSpec& spec, const MpiOptions& options)
+    : state_(std::make_unique<State>(spec, options)) {}
+
+MpiJob::~MpiJob() = default;
+
+nlohmann::ordered_json MpiJob::run() {
+  Job& job = state_->job;
+  const ExperimentSpec& spec = job.spec;
+  const MpiOptions& options = job.options;
+  const bool all_workers = state_->all_workers;
+  std::optional<Holder>& holder = state_->holder;
   WorkerRecord me;
   ServerRecord server;
   int64_t applied = 0;
   RuleMetrics metrics;
-  std::optional<Holder> holder;
-  if (!all_workers && job.rank == 0) holder.emplace(spec, job.params, options.rule_log);
   MPI_Barrier(MPI_COMM_WORLD);
   job.start = WallClock::now();
   if (job.rank == 0) job.maybe_snapshot(0, 0, true);

@@ -5,6 +5,7 @@
 // the strategies/ rule, ranks 1..N the workers, talking point to point.
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -19,9 +20,12 @@ struct MpiOptions {
   // TOKEN" for an admission granted, "receive WORKER TOKEN" for a gradient taken in. A test
   // replays them in one process. Server modes and switching jobs only.
   std::string rule_log;
-  // Fault injection for tests: this rank aborts at this step of its own.
+  // Fault injection for tests: this rank fails at this step of its own (-1: while it
+  // prepares the job, before training; a server's step K is the K-th push it takes in), by aborting or, with fail_with_error, by throwing an
+  // input error as bad input on that rank alone would.
   int fail_rank = -1;
   int64_t fail_step = -1;
+  bool fail_with_error = false;
 };
 
 // The ranks a spec needs: N for sync, N + 1 for the server modes and for a run that switches
@@ -29,11 +33,24 @@ struct MpiOptions {
 // in force through the sync phases too).
 int ranks_needed(const ExperimentSpec& spec);
 
-// Runs the job on MPI_COMM_WORLD (MPI initialised). Returns the result on rank 0, in the
-// layout of `gbasim run`'s with wall-clock seconds (summary.clock = "wall"), and null on the
-// other ranks. Evaluation never runs during training: parameter snapshots are taken every
-// evaluation.interval_s of wall time and evaluated by rank 0 afterwards.
-nlohmann::ordered_json run_mpi_job(const ExperimentSpec& spec, const MpiOptions& options);
+// One job on this rank. The constructor prepares it without communicating (the data, the
+// model, the trace and, on rank 0 of a server job, the rule in force and its log) and throws
+// on bad input, so that every rank can agree that all of them started before any trains
+// (cli/mpi_main.cc). `spec` must outlive the job.
+class MpiJob {
+ public:
+  MpiJob(const ExperimentSpec& spec, const MpiOptions& options);
+  ~MpiJob();
+  // Trains on MPI_COMM_WORLD (MPI initialised; every rank calls it). Returns the result on
+  // rank 0, in the layout of `gbasim run`'s with wall-clock seconds (summary.clock = "wall"),
+  // and null on the other ranks. Evaluation never runs during training: parameter snapshots
+  // are taken every evaluation.interval_s of wall time and evaluated by rank 0 afterwards.
+  nlohmann::ordered_json run();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // Point-to-point latency and bandwidth between ranks 0 and 1 (gbasim calibrate runs this):
 // half the best round trip of 8-byte messages, and of 4 MiB ones beyond that latency. Every

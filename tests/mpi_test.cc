@@ -38,11 +38,12 @@ struct MpiRun {
 };
 
 // Runs scripts/mpirun.sh with `ranks` and the arguments; the output is stdout and stderr.
-MpiRun mpirun(int ranks, const std::string& args) {
+// A job still running after `limit_s` is stopped, and its exit code is 124.
+MpiRun mpirun(int ranks, const std::string& args, int limit_s = 120) {
   const std::string log = own_file("log.txt");
-  const std::string command = std::string("GBASIM_MPI=") + GBASIM_MPI_EXE + " timeout 120 bash " +
-                              GBASIM_MPIRUN + " " + std::to_string(ranks) + " " + args + " >" +
-                              log + " 2>&1";
+  const std::string command = std::string("GBASIM_MPI=") + GBASIM_MPI_EXE + " timeout -k 5 " +
+                              std::to_string(limit_s) + " bash " + GBASIM_MPIRUN + " " +
+                              std::to_string(ranks) + " " + args + " >" + log + " 2>&1";
   const int status = std::system(command.c_str());
   std::ifstream in(log);
   std::string output((std::istreambuf_iterator<char>(in)), {});
@@ -229,16 +230,91 @@ TEST(Mpi, ScheduledSwitchesFollowTheRuleInForceOnThreeRanks) {
   EXPECT_GT(moved, 1e-3);  // planted check: training did move the parameters
 }
 
-TEST(Mpi, ADyingRankEndsTheJobWithAnError) {
-  const MpiRun run =
-      mpirun(3, "--spec " + spec_file() +
-                    " --set training.workers=2 --set training.mode=gba "
-                    "--set budget.max_samples=0 -q --fail-rank 2 --fail-step 3 --out " +
-                    own_file("result.json"));
-  EXPECT_NE(run.exit_code, 0) << run.output;
-  EXPECT_NE(run.exit_code, 124) << "the job hung until the timeout: " << run.output;
-  EXPECT_NE(run.output.find("failing on purpose"), std::string::npos) << run.output;
+// A long GBA job on 3 ranks (2 workers and the server): a minute of training unless it fails.
+std::string long_job() {
+  return "--spec " + spec_file() +
+         " --set training.workers=2 --set training.mode=gba --set budget.max_samples=1000000000 "
+         "--set budget.max_time_s=60 -q --out " + own_file("result.json");
 }
+
+bool written(const std::string& path) { return std::ifstream(path).good(); }
+
+// Any rank's failure ends the whole job within 10 seconds, with that rank's message, and
+// writes no result: a crash (abort) of a worker, bad input on one rank alone while the job is
+// prepared, and an error during training on a worker and on the server.
+TEST(Mpi, ADyingRankEndsTheJobWithAnError) {
+  const MpiRun run = mpirun(3, long_job() + " --fail-rank 2 --fail-step 3", 10);
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.exit_code, 124) << "the job ran on past 10 s: " << run.output;
+  EXPECT_NE(run.output.find("rank 2: failing on purpose at step 3"), std::string::npos)
+      << run.output;
+  EXPECT_FALSE(written(own_file("result.json")));
+}
+
+TEST(Mpi, BadInputOnOneRankStopsEveryRankBeforeTrainingWithThatRanksMessage) {
+  const MpiRun run = mpirun(3, long_job() + " --fail-rank 2 --fail-how error", 10);
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("gbasim-mpi: rank 2: error: failing on purpose while preparing"),
+            std::string::npos)
+      << run.output;
+  EXPECT_FALSE(written(own_file("result.json")));
+}
+
+// Only rank 0 (the server) opens the rule log: the workers once waited for it forever.
+TEST(Mpi, AServerThatCannotStartStopsTheWorkers) {
+  const MpiRun run = mpirun(3, long_job() + " --rule-log /nonexistent/folder/rule.log", 10);
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("gbasim-mpi: error: /nonexistent/folder/rule.log: cannot write"),
+            std::string::npos)
+      << run.output;
+}
+
+class FailingRank : public ::testing::TestWithParam<int> {};
+
+TEST_P(FailingRank, AnErrorDuringTrainingEndsTheJobWithinTenSeconds) {
+  const int rank = GetParam();
+  const MpiRun run =
+      mpirun(3, long_job() + " --fail-how error --fail-step 3 --fail-rank " + std::to_string(rank), 10);
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("gbasim-mpi: rank " + std::to_string(rank) +
+                            ": error: failing on purpose at step 3"),
+            std::string::npos)
+      << run.output;
+  EXPECT_FALSE(written(own_file("result.json")));
+}
+
+INSTANTIATE_TEST_SUITE_P(ServerAndWorker, FailingRank, ::testing::Values(0, 2));
+
+// A rank killed from outside (kill -9), or mpirun told to stop (SIGTERM, as a batch scheduler
+// or `timeout` does): every rank is gone within 10 seconds and nothing is written.
+class KilledJob : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KilledJob, EveryRankIsGoneWithinTenSeconds) {
+  const std::string log = own_file("log.txt"), marker = own_file("spec.json");
+  const bool kill_rank = GetParam() == "rank";
+  const std::string script =
+      std::string("GBASIM_MPI=") + GBASIM_MPI_EXE + " bash " + GBASIM_MPIRUN + " 3 " + long_job() +
+      " >" + log + " 2>&1 & job=$!\n"
+      "for i in $(seq 100); do [ $(pgrep -f -c -- \"" + marker + "\") -ge 3 ] && break; sleep 0.1; done\n"
+      "sleep 1\n" +
+      (kill_rank ? "kill -KILL $(pgrep -f -n -- \"gbasim-mpi --spec " + marker + "\")\n"
+                 : "kill -TERM $job\n") +
+      "for i in $(seq 100); do pgrep -f -- \"" + marker + "\" >/dev/null || exit 0; sleep 0.1; done\n"
+      "pkill -KILL -f -- \"" + marker + "\"; exit 124\n";
+  const std::string script_path = own_file("kill.sh");
+  std::ofstream(script_path) << script;
+  const int status = std::system(("bash " + script_path).c_str());
+  std::ifstream in(log);
+  const std::string output((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "ranks still running 10 s after the kill:\n" << output;
+  if (kill_rank) {
+    EXPECT_NE(output.find("signal 9"), std::string::npos) << output;
+  }
+  EXPECT_FALSE(written(own_file("result.json")));
+}
+
+INSTANTIATE_TEST_SUITE_P(RankOrMpirun, KilledJob, ::testing::Values("rank", "mpirun"));
 
 // Every rank reads the trace (once) before training, so a bad one stops them all; the server
 // once waited forever for workers that had exited.
