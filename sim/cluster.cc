@@ -53,6 +53,15 @@ void configure_network(const ClusterSpec& spec) {
 Cluster::Cluster(const ExperimentSpec& spec, const ReplayedTrace& trace)
     : spec_(spec), trace_(trace), gpus_per_node_(spec.cluster.gpus_per_node) {
   const ClusterSpec& c = spec.cluster;
+  if (spec.stragglers.network_rate_per_s > 0.0 || !bandwidth_changes(trace).empty()) {
+    // Links change bandwidth over time. SimGrid 3.32 then adds the change of the weight-S term
+    // (S / bandwidth, LV08's RTT unfairness) to the sharing penalty of every message on the
+    // link, whether or not its penalty held the term (those that use the link only as their
+    // reverse, cross-traffic path never did): a penalty can reach 0, which stalls the message
+    // forever (a "deadlock"), or turn negative, which aborts SimGrid. Without weight-S the
+    // sharing penalty is the route's latency, which no bandwidth change touches.
+    sg4::Engine::set_config("network/weight-S:0");
+  }
   const int n = total_workers(spec);
   for (const auto& group : c.worker_groups)
     for (int i = 0; i < static_cast<int>(group[0]); ++i) speeds_.push_back(group[1]);

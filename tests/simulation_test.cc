@@ -226,6 +226,24 @@ TEST(Simulation, NetworkEpisodesSlowTheLinks) {
   }
 }
 
+// Deep network episodes under LV08 on a ring of hosts: SimGrid 3.32's weight-S bookkeeping
+// on a bandwidth change once drove a message's sharing penalty to 0 (stalled: "deadlock") or
+// below (abort); the run must end, every worker in step.
+TEST(Simulation, DeepNetworkEpisodesUnderLv08EndTheRun) {
+  ExperimentSpec s = straggler_free_cluster(Mode::kSync, 8);
+  s.cluster.network_model = "LV08";
+  s.cluster.nic_bandwidth = 2e7;
+  s.stragglers.network_rate_per_s = 20.0;
+  s.stragglers.network_mean_duration_s = 0.02;
+  s.stragglers.network_min_slowdown = 5.0;
+  s.simulation.timing_only = true;
+  s.budget.max_samples = 64 * 8 * 60;
+  const auto result = simulate(s);
+  EXPECT_EQ(result["summary"]["status"], "completed");
+  EXPECT_EQ(result["summary"]["global_steps"], 60);
+  EXPECT_FALSE(result["workers"][0]["network_episodes"].empty());
+}
+
 TEST(Simulation, ColocatedTenantSharesItsHost) {
   ExperimentSpec s = straggler_free_cluster(Mode::kAsync, 2);
   s.stragglers.colocated_fraction = 0.5;
