@@ -24,6 +24,7 @@ Workers::Workers(Training& training, const Cluster& cluster, Server& server)
   }
   for (int w = 0; w < training.workers(); ++w)
     failures_.emplace_back(training.spec().stragglers, w);
+  failures_in_a_row_.assign(training.workers(), 0);
 }
 
 void Workers::start() {
@@ -52,6 +53,7 @@ void Workers::run(int w) {
     const StepEnd end = take_step(w, step);
     if (end == StepEnd::kStopped) break;
     if (end == StepEnd::kLost) continue;
+    failures_in_a_row_[w] = 0;
     ++me.steps;
     me.step_ends.push_back(sg4::Engine::get_clock());
     if (training_.rule().switching()) {
@@ -240,9 +242,19 @@ bool Workers::spend_compute(int w, int64_t step) {
 }
 
 void Workers::down(int w) {
-  const double restart = training_.spec().stragglers.failure_restart_s;
-  sg4::this_actor::sleep_for(restart);
-  training_.stats(w).down_s += restart;
+  const StragglerConfig& g = training_.spec().stragglers;
+  if (++failures_in_a_row_[w] >= kFailuresInARow) {
+    // It will never finish a step: end the run rather than fail forever.
+    training_.end_run("stalled", "worker " + std::to_string(w) + " failed " +
+                                     std::to_string(kFailuresInARow) +
+                                     " times in a row without finishing a step "
+                                     "(stragglers.failures.rate_per_s = " +
+                                     std::to_string(g.failure_rate_per_s) +
+                                     " is too high for its steps)");
+    sg4::this_actor::exit();
+  }
+  sg4::this_actor::sleep_for(g.failure_restart_s);
+  training_.stats(w).down_s += g.failure_restart_s;
   failures_[w].back(sg4::Engine::get_clock());
 }
 

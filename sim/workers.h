@@ -41,8 +41,10 @@ class Workers {
   // the worker fails before it is done (stragglers.failures): it stops there, and down(w)
   // brings it back.
   bool spend_compute(int w, int64_t step);
-  // The failed worker restarts: stragglers.failures.restart_s of down time.
+  // The failed worker restarts: stragglers.failures.restart_s of down time. The
+  // kFailuresInARow-th failure in a row without a finished step ends the run ("stalled").
   void down(int w);
+  static constexpr int kFailuresInARow = 1000;
   // Another tenant's work on `w`'s host: it computes for duty x period of every period.
   void tenant(int w);
 
@@ -56,6 +58,7 @@ class Workers {
   std::vector<std::vector<std::vector<double>>> lookups_;
   std::vector<RankSlowdown> rank_slowdowns_;  // shared machine: each worker's, as ranks sleep
   std::vector<WorkerFailures> failures_;       // each worker's next failure
+  std::vector<int> failures_in_a_row_;         // since its last finished step
 };
 
 }  // namespace gbasim
