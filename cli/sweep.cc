@@ -74,9 +74,33 @@ SweepSpec load_sweep(const std::string& path) {
     } else if (key == "description") {
       if (!value.is_string()) fail(key, "must be a string");
       sweep.description = value.get<std::string>();
+    } else if (key == "slurm") {
+      if (!value.is_object()) fail(key, "must be an object (docs/sweep.md, \"On a cluster\")");
+      SlurmSettings& s = sweep.slurm;
+      for (const auto& [k, v] : value.items()) {
+        const std::string name = "slurm." + k;
+        if (k == "partition" || k == "account" || k == "time" || k == "mem") {
+          if (!v.is_string() || v.get<std::string>().empty()) fail(name, "must be a non-empty string");
+          (k == "partition" ? s.partition : k == "account" ? s.account : k == "time" ? s.time : s.mem) =
+              v.get<std::string>();
+        } else if (k == "options") {
+          if (!v.is_array()) fail(name, "must be a list of sbatch arguments");
+          for (const auto& o : v) {
+            if (!o.is_string()) fail(name, "must be a list of strings");
+            s.options.push_back(o.get<std::string>());
+          }
+        } else if (k == "points_per_task") {
+          if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 100000)
+            fail(name, "must be an integer in [1, 100000]");
+          s.points_per_task = v.get<int>();
+        } else {
+          throw InputError(path + ": unknown key '" + name +
+                           "' (expected partition, account, time, mem, options, points_per_task)");
+        }
+      }
     } else {
       throw InputError(path + ": unknown key '" + key +
-                       "' (expected base, set, axes, seeds, description)");
+                       "' (expected base, set, axes, seeds, description, slurm)");
     }
   }
   if (sweep.base.empty()) fail("base", "is required");

@@ -16,6 +16,14 @@ struct SweepAxis {
   std::vector<nlohmann::json> values;  // JSON values, as --set takes them
 };
 
+// How gbasim sweep --launcher slurm submits the sweep (docs/sweep.md, "On a cluster"): the
+// sweep file's "slurm" object, over which the command line's options go.
+struct SlurmSettings {
+  std::string partition, account, time, mem;  // sbatch's --partition, --account, --time, --mem
+  std::vector<std::string> options;           // more sbatch arguments, each one argument
+  int points_per_task = 1;
+};
+
 struct SweepSpec {
   std::string path;                // the sweep file
   std::string base;                // the base spec, resolved against the sweep file's folder
@@ -23,6 +31,7 @@ struct SweepSpec {
   std::vector<SweepAxis> axes;     // in the file's order; the first varies slowest
   std::vector<uint64_t> seeds;     // empty: the base spec's seed
   std::string description;
+  SlurmSettings slurm;
 };
 
 struct SweepPoint {
@@ -60,6 +69,27 @@ std::vector<std::string> summary_row(const SweepSpec& sweep, const SweepPoint& p
 // interrupted (SIGINT, SIGTERM). Defined in sweep_command.cc, with the process pool.
 int run_points(const SweepSpec& sweep, std::vector<SweepPoint> points, const std::string& out,
                int jobs);
+
+// What `gbasim sweep` does beyond the local pool (sweep_command.cc):
+// - kSubmit: submits the points without a result as a Slurm job array and returns (with
+//   `wait`, follows the array to its end and writes the summary);
+// - kTask: runs the points of array task SLURM_ARRAY_TASK_ID of `task_file`;
+// - kSummarize: writes the summary from the results there are, runs nothing.
+struct SweepLaunch {
+  enum class Kind { kLocal, kSubmit, kTask, kSummarize } kind = Kind::kLocal;
+  int jobs = 1;           // kLocal: points at once
+  bool wait = false;      // kSubmit
+  std::string task_file;  // kTask
+};
+int run_sweep_with(const SweepSpec& sweep, std::vector<SweepPoint> points, const std::string& out,
+                   const SweepLaunch& launch);
+
+// Slurm's commands (sweep_slurm.cc). Submits `script` as an array of `tasks` tasks (one log
+// file a task in `log_dir`) and returns the job id; throws InputError with sbatch's message.
+std::string submit_array(const SlurmSettings& slurm, const std::string& script, int tasks,
+                         const std::string& log_dir);
+// The number of tasks of job `job_id` still queued or running (squeue).
+int tasks_in_queue(const std::string& job_id);
 
 // One CSV line: cells with a comma, quote or newline are quoted.
 std::string csv_line(const std::vector<std::string>& cells);

@@ -48,6 +48,29 @@ std::string last_line(const fs::path& log) {
   return last.empty() ? "no message (see " + log.string() + ")" : last;
 }
 
+// Single-quoted for sh.
+std::string shell_quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Takes the lock of a point (OUT/points/<point>.lock, an fcntl lock, which NFS honours too):
+// the descriptor that holds it, or -1 when another process holds it. It is released when the
+// descriptor is closed or the process ends, however it ends.
+int try_lock(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw InputError(path.string() + ": cannot open: " + std::strerror(errno));
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  if (::fcntl(fd, F_SETLK, &lock) == 0) return fd;
+  const int error = errno;
+  ::close(fd);
+  if (error == EACCES || error == EAGAIN) return -1;
+  throw InputError(path.string() + ": cannot lock: " + std::strerror(error));
+}
+
 std::string duration(double seconds) {
   char text[32];
   if (seconds < 90)
@@ -75,7 +98,14 @@ class Sweep {
         jobs_(jobs),
         state_(points_.size()) {}
 
+  // The local pool: every point without a result, J at a time.
   int run();
+  // Writes the summary from the results there are and says what is missing; runs nothing.
+  int summarize();
+  // Submits the points without a result as a Slurm job array; with `wait`, follows it.
+  int submit(bool wait);
+  // One task of such an array: its points, one after the other.
+  int run_task(const std::string& task_file);
 
  private:
   fs::path file(size_t i, const char* ext) const {
@@ -83,16 +113,38 @@ class Sweep {
   }
   // Whether point i has a result of this very spec, which is then loaded.
   bool finished(size_t i);
+  // Takes point i's lock (false: another process runs it).
+  bool lock(size_t i);
+  void unlock(size_t i);
   pid_t launch(size_t i);
   void completed(size_t i, int status, double wall_s);
   void write_summary() const;
+  // Follows Slurm job `job` until no task of it is queued or running, then summarizes.
+  int follow(const std::string& job);
+  // Writes one progress line for point i (done or failed).
+  void report(size_t i, size_t done, size_t total) const;
 
   SweepSpec spec_;
   std::vector<SweepPoint> points_;
   fs::path out_;
   int jobs_;
   std::vector<PointState> state_;
+  std::map<size_t, int> locks_;  // point -> the descriptor holding its lock
 };
+
+bool Sweep::lock(size_t i) {
+  const int fd = try_lock(file(i, ".lock"));
+  if (fd < 0) return false;
+  locks_[i] = fd;
+  return true;
+}
+
+void Sweep::unlock(size_t i) {
+  const auto it = locks_.find(i);
+  if (it == locks_.end()) return;
+  ::close(it->second);
+  locks_.erase(it);
+}
 
 bool Sweep::finished(size_t i) {
   const fs::path json = file(i, ".json");
@@ -143,12 +195,13 @@ void Sweep::completed(size_t i, int status, double wall_s) {
     s.error.clear();
     write_text_atomically(file(i, ".wall").string(), std::to_string(wall_s) + "\n");
     fs::remove(file(i, ".error"), ec);
-    return;
+  } else {
+    s.status = "failed";
+    s.error = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                  : last_line(file(i, ".log"));
+    write_text_atomically(file(i, ".error").string(), s.error + "\n");
   }
-  s.status = "failed";
-  s.error = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
-                                : last_line(file(i, ".log"));
-  write_text_atomically(file(i, ".error").string(), s.error + "\n");
+  unlock(i);
 }
 
 void Sweep::write_summary() const {
@@ -182,12 +235,23 @@ int Sweep::run() {
     return std::chrono::duration<double>(Clock::now() - t).count();
   };
   std::map<pid_t, std::pair<size_t, Clock::time_point>> running;
-  size_t next = 0, finished_now = 0, failed = 0;
+  size_t next = 0, finished_now = 0, failed = 0, elsewhere = 0;
   while ((next < queue.size() || !running.empty()) && !interrupted) {
     while (next < queue.size() && static_cast<int>(running.size()) < jobs_) {
       const size_t i = queue[next++];
+      if (!lock(i)) {  // a Slurm task or another sweep runs it now
+        std::cerr << "gbasim sweep: " << points_[i].name
+                  << ": another process runs it now (its lock is held); left to it\n";
+        ++elsewhere;
+        continue;
+      }
+      if (finished(i)) {  // finished meanwhile by another process
+        unlock(i);
+        continue;
+      }
       running[launch(i)] = {i, Clock::now()};
     }
+    if (running.empty()) break;
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, 0);
     if (pid < 0) {
@@ -201,39 +265,232 @@ int Sweep::run() {
     completed(i, status, since(started));
     write_summary();
     ++finished_now;
-    const PointState& s = state_[i];
-    failed += s.status == "failed";
+    failed += state_[i].status == "failed";
+    report(i, already + finished_now, total);
     const size_t left = queue.size() - finished_now;
-    char line[512];
-    if (s.status == "done") {
-      const auto& sum = s.summary["summary"];
-      char tta[32] = "not reached";
-      if (!sum["time_to_auc"].is_null())
-        std::snprintf(tta, sizeof tta, "%.2f s", sum["time_to_auc"].get<double>());
-      std::snprintf(line, sizeof line, "time-to-AUC %s, final AUC %s", tta,
-                    sum["final_auc"].is_null()
-                        ? "-"
-                        : std::to_string(sum["final_auc"].get<double>()).substr(0, 6).c_str());
-    } else {
-      std::snprintf(line, sizeof line, "FAILED: %s", s.error.c_str());
-    }
-    std::cerr << "gbasim sweep: [" << already + finished_now << "/" << total << "] "
-              << points_[i].name << " (" << duration(s.wall_s) << "): " << line;
     if (left > 0)
-      std::cerr << "; about " << duration(since(start) / finished_now * left) << " left";
-    std::cerr << "\n";
+      std::cerr << "gbasim sweep: about " << duration(since(start) / finished_now * left)
+                << " left\n";
   }
   if (interrupted) {
     for (const auto& [pid, point] : running) ::kill(pid, SIGTERM);
     for (const auto& [pid, point] : running) ::waitpid(pid, nullptr, 0);
+    for (const auto& [pid, point] : running) unlock(point.first);
     write_summary();
     std::cerr << "gbasim sweep: interrupted; finished points are kept, run the same command "
                  "again to go on\n";
     return 130;
   }
-  std::cerr << "gbasim sweep: " << total - failed << " of " << total << " points done";
+  std::cerr << "gbasim sweep: " << total - failed - elsewhere << " of " << total << " points done";
   if (failed) std::cerr << ", " << failed << " failed (their errors are in the summary)";
+  if (elsewhere) std::cerr << ", " << elsewhere << " run by another process";
   std::cerr << "; summary: " << (out_ / "summary.csv").string() << "\n";
+  return failed || elsewhere ? 1 : 0;
+}
+
+void Sweep::report(size_t i, size_t done, size_t total) const {
+  const PointState& s = state_[i];
+  char line[512];
+  if (s.status == "done") {
+    const auto& sum = s.summary["summary"];
+    char tta[32] = "not reached";
+    if (!sum["time_to_auc"].is_null())
+      std::snprintf(tta, sizeof tta, "%.2f s", sum["time_to_auc"].get<double>());
+    std::snprintf(line, sizeof line, "time-to-AUC %s, final AUC %s", tta,
+                  sum["final_auc"].is_null()
+                      ? "-"
+                      : std::to_string(sum["final_auc"].get<double>()).substr(0, 6).c_str());
+  } else {
+    std::snprintf(line, sizeof line, "FAILED: %s", s.error.c_str());
+  }
+  std::cerr << "gbasim sweep: [" << done << "/" << total << "] " << points_[i].name << " ("
+            << duration(s.wall_s) << "): " << line << "\n";
+}
+
+int Sweep::summarize() {
+  std::vector<std::string> missing;
+  size_t done = 0, failed = 0;
+  for (size_t i = 0; i < points_.size(); ++i) {
+    if (finished(i)) {
+      ++done;
+      continue;
+    }
+    state_[i] = PointState{};
+    if (fs::exists(file(i, ".error"))) {
+      state_[i].status = "failed";
+      state_[i].error = last_line(file(i, ".error"));
+      ++failed;
+    }
+    missing.push_back(points_[i].name);
+  }
+  fs::create_directories(out_ / "points");
+  write_summary();
+  std::cerr << "gbasim sweep: " << done << " of " << points_.size() << " points done";
+  if (failed) std::cerr << ", " << failed << " failed";
+  std::cerr << "; summary: " << (out_ / "summary.csv").string() << "\n";
+  if (!missing.empty()) {
+    std::cerr << "gbasim sweep: without a result:";
+    for (size_t k = 0; k < missing.size() && k < 20; ++k) std::cerr << " " << missing[k];
+    if (missing.size() > 20) std::cerr << " and " << missing.size() - 20 << " more";
+    std::cerr << "\n(run the same command again to run them)\n";
+  }
+  return missing.empty() ? 0 : 1;
+}
+
+int Sweep::submit(bool wait) {
+  const fs::path slurm = out_ / "slurm";
+  fs::create_directories(out_ / "points");
+  fs::create_directories(slurm);
+  const fs::path job_file = slurm / "job";
+  if (fs::exists(job_file)) {
+    const std::string job = last_line(job_file);
+    if (const int queued = tasks_in_queue(job); queued > 0) {
+      if (wait) {
+        std::cerr << "gbasim sweep: Slurm job " << job << " of this sweep still has " << queued
+                  << " tasks queued or running; following it\n";
+        return follow(job);
+      }
+      throw InputError("Slurm job " + job + " of this sweep (" + job_file.string() + ") still has " +
+                       std::to_string(queued) +
+                       " tasks queued or running: follow it with --wait, or cancel it (scancel " +
+                       job + ") before submitting again");
+    }
+  }
+  std::vector<std::string> pending;
+  for (size_t i = 0; i < points_.size(); ++i) {
+    if (finished(i)) continue;
+    if (!lock(i)) continue;  // another process runs it now
+    unlock(i);
+    pending.push_back(points_[i].name);
+  }
+  write_summary();
+  const size_t per_task = static_cast<size_t>(std::max(1, spec_.slurm.points_per_task));
+  if (pending.empty()) {
+    std::cerr << "gbasim sweep: every point has its result; nothing to submit\n";
+    return summarize();
+  }
+  nlohmann::json tasks = nlohmann::json::array();
+  for (size_t k = 0; k < pending.size(); k += per_task) {
+    nlohmann::json task = nlohmann::json::array();
+    for (size_t j = k; j < std::min(pending.size(), k + per_task); ++j) task.push_back(pending[j]);
+    tasks.push_back(task);
+  }
+  int n = 1;
+  while (fs::exists(slurm / ("tasks-" + std::to_string(n) + ".json"))) ++n;
+  const fs::path task_file = slurm / ("tasks-" + std::to_string(n) + ".json");
+  const fs::path script = slurm / ("task-" + std::to_string(n) + ".sh");
+  write_text_atomically(task_file.string(), nlohmann::json({{"tasks", tasks}}).dump(1) + "\n");
+  const std::string exe = fs::read_symlink("/proc/self/exe").string();
+  write_text_atomically(
+      script.string(),
+      "#!/bin/sh\n# One task of a Slurm job array of gbasim sweep --launcher slurm: the points of\n"
+      "# array task SLURM_ARRAY_TASK_ID in " + task_file.string() + ", as the local launcher "
+      "runs them.\ncd " + shell_quoted(fs::current_path().string()) + " || exit 1\nexec " + shell_quoted(exe) +
+          " sweep --spec " + shell_quoted(spec_.path) + " --out " + shell_quoted(out_.string()) +
+          " --slurm-task " + shell_quoted(task_file.string()) + "\n");
+  const std::string job = submit_array(spec_.slurm, script.string(),
+                                       static_cast<int>(tasks.size()), slurm.string());
+  write_text_atomically(job_file.string(), job + "\n");
+  std::cerr << "gbasim sweep: submitted " << pending.size() << " points as Slurm job " << job
+            << " (" << tasks.size() << " array tasks; their logs in " << slurm.string() << ")\n";
+  std::cout << job << "\n";
+  if (wait) return follow(job);
+  std::cerr << "gbasim sweep: follow it with squeue -j " << job
+            << " or this command with --wait; when it ends, --summarize writes the summary and "
+               "this command again submits what is missing\n";
+  return 0;
+}
+
+int Sweep::follow(const std::string& job) {
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  std::string last;
+  while (!interrupted) {
+    const int queued = tasks_in_queue(job);
+    size_t done = 0;
+    for (size_t i = 0; i < points_.size(); ++i) done += fs::exists(file(i, ".json"));
+    const std::string line = std::to_string(done) + " of " + std::to_string(points_.size()) +
+                             " points have a result, " + std::to_string(queued) +
+                             " tasks queued or running";
+    if (line != last) std::cerr << "gbasim sweep: Slurm job " << job << ": " << line << "\n";
+    last = line;
+    if (queued == 0) return summarize();
+    for (int k = 0; k < 20 && !interrupted; ++k)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::cerr << "gbasim sweep: stopped following; Slurm job " << job << " goes on\n";
+  return 130;
+}
+
+int Sweep::run_task(const std::string& task_file) {
+  const char* id_text = std::getenv("SLURM_ARRAY_TASK_ID");
+  if (id_text == nullptr)
+    throw InputError("--slurm-task: SLURM_ARRAY_TASK_ID is not set (this runs inside a Slurm array task)");
+  std::ifstream in = open_input(task_file, "task file");
+  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  const std::string task_id = id_text;
+  if (doc.is_discarded() || !doc.contains("tasks") || !doc["tasks"].is_array())
+    throw InputError(task_file + ": not a task file of gbasim sweep");
+  size_t task = 0;
+  try {
+    task = std::stoul(task_id);
+  } catch (const std::exception&) {
+    throw InputError("SLURM_ARRAY_TASK_ID '" + task_id + "' is not a task number");
+  }
+  if (task >= doc["tasks"].size())
+    throw InputError(task_file + ": no task " + task_id + " (it has " +
+                     std::to_string(doc["tasks"].size()) + ")");
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < points_.size(); ++i) index[points_[i].name] = i;
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  fs::create_directories(out_ / "points");
+  int failed = 0;
+  const auto& names = doc["tasks"][task];
+  for (size_t k = 0; k < names.size() && !interrupted; ++k) {
+    const std::string name = names[k].get<std::string>();
+    const auto it = index.find(name);
+    if (it == index.end())
+      throw InputError(task_file + ": point '" + name + "' is not a point of " + spec_.path +
+                       " (the sweep changed since it was submitted)");
+    const size_t i = it->second;
+    if (!lock(i)) {
+      std::cerr << "gbasim sweep: " << name << ": another process runs it now; left to it\n";
+      continue;
+    }
+    if (finished(i)) {
+      unlock(i);
+      std::cerr << "gbasim sweep: " << name << ": has its result already\n";
+      continue;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const pid_t pid = launch(i);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0) {
+      if (errno != EINTR) throw InputError(std::string("waitpid: ") + std::strerror(errno));
+      if (interrupted) ::kill(pid, SIGTERM);
+    }
+    if (interrupted) {  // Slurm's time limit, a preemption, scancel: the point has no result
+      write_text_atomically(file(i, ".error").string(),
+                            "stopped by a signal (a Slurm time limit, preemption or scancel) "
+                            "before it finished\n");
+      unlock(i);
+      break;
+    }
+    completed(i, status,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    failed += state_[i].status == "failed";
+    report(i, k + 1, names.size());
+  }
+  if (interrupted) {
+    std::cerr << "gbasim sweep: task " << task_id << " stopped by a signal; its unfinished points "
+                 "run again when the sweep is submitted again\n";
+    return 130;
+  }
   return failed ? 1 : 0;
 }
 
@@ -244,28 +501,83 @@ int run_points(const SweepSpec& sweep, std::vector<SweepPoint> points, const std
   return Sweep(sweep, std::move(points), out.empty() ? fs::path(".") : fs::path(out), jobs).run();
 }
 
+int run_sweep_with(const SweepSpec& sweep, std::vector<SweepPoint> points, const std::string& out,
+                   const SweepLaunch& launch) {
+  Sweep s(sweep, std::move(points), out.empty() ? fs::path(".") : fs::path(out), launch.jobs);
+  switch (launch.kind) {
+    case SweepLaunch::Kind::kSubmit:
+      return s.submit(launch.wait);
+    case SweepLaunch::Kind::kTask:
+      return s.run_task(launch.task_file);
+    case SweepLaunch::Kind::kSummarize:
+      return s.summarize();
+    case SweepLaunch::Kind::kLocal:
+      break;
+  }
+  return s.run();
+}
+
 int run_sweep(const std::vector<std::string>& args) {
-  std::string spec_path, out_dir;
+  std::string spec_path, out_dir, launcher = "local", task_file;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  bool dry_run = false;
+  bool dry_run = false, wait = false, summarize = false;
+  SlurmSettings slurm;
+  int points_per_task = 0;
   po::options_description desc(
       "gbasim sweep --spec SWEEP.json [options]\n\n"
       "Runs a base spec over axes of values and seeds (docs/sweep.md), one 'gbasim run'\n"
-      "process per point, J at a time. Each point's result goes to OUT/points/<point>.json\n"
-      "(its progress log beside it), and OUT/summary.csv gets a row per point. Run the same\n"
-      "command again after an interruption: finished points are kept, failed and missing\n"
-      "ones run.\n\nOptions");
+      "process per point, J at a time, or as a Slurm job array (--launcher slurm). Each\n"
+      "point's result goes to OUT/points/<point>.json (its progress log beside it), and\n"
+      "OUT/summary.csv gets a row per point. Run the same command again after an\n"
+      "interruption: finished points are kept, failed and missing ones run.\n\nOptions");
   desc.add_options()("help,h", "show this help")("spec", po::value(&spec_path)->value_name("FILE"),
                                                  "the sweep file (JSON)")(
       "out", po::value(&out_dir)->value_name("DIR"),
       "where results go (default: the sweep file's folder)")(
       "jobs,j", po::value(&jobs)->default_value(jobs), "points run at once (default: the cores)")(
-      "dry-run", po::bool_switch(&dry_run), "list the points and their overrides, run nothing");
+      "dry-run", po::bool_switch(&dry_run), "list the points and their overrides, run nothing")(
+      "summarize", po::bool_switch(&summarize),
+      "write OUT/summary.csv from the results there are and list the points without one; run "
+      "nothing")(
+      "launcher", po::value(&launcher)->value_name("NAME"),
+      "local (the default: a process pool here) or slurm (submit the points without a result as "
+      "one job array, sbatch --array; OUT must be on a file system the nodes share)")(
+      "points-per-task", po::value(&points_per_task)->value_name("K"),
+      "slurm: points an array task runs, one after the other (default 1, or the sweep file's "
+      "slurm.points_per_task)")(
+      "partition", po::value(&slurm.partition)->value_name("P"), "slurm: sbatch --partition")(
+      "account", po::value(&slurm.account)->value_name("A"), "slurm: sbatch --account")(
+      "time", po::value(&slurm.time)->value_name("T"),
+      "slurm: sbatch --time, each task's limit (e.g. 30:00)")(
+      "mem", po::value(&slurm.mem)->value_name("M"), "slurm: sbatch --mem (e.g. 4G)")(
+      "sbatch-option", po::value(&slurm.options)->composing()->value_name("ARG"),
+      "slurm: one more sbatch argument, e.g. --sbatch-option=--qos=low (repeatable)")(
+      "wait", po::bool_switch(&wait),
+      "slurm: follow the array until it ends (squeue), then write the summary")(
+      "slurm-task", po::value(&task_file)->value_name("FILE"),
+      "internal: run array task SLURM_ARRAY_TASK_ID of FILE (what the submitted script calls)");
   po::variables_map vm;
   if (!parse_options(args, desc, vm)) return 0;
   if (spec_path.empty()) throw po::error("--spec FILE is required");
   if (jobs < 1) throw po::error("--jobs must be at least 1");
-  const SweepSpec sweep = load_sweep(spec_path);
+  if (launcher != "local" && launcher != "slurm")
+    throw po::error("--launcher must be local or slurm, not '" + launcher + "'");
+  const bool slurm_options = !slurm.partition.empty() || !slurm.account.empty() ||
+                             !slurm.time.empty() || !slurm.mem.empty() || !slurm.options.empty() ||
+                             vm.count("points-per-task") || wait;
+  if (slurm_options && launcher != "slurm")
+    throw po::error("--points-per-task, --partition, --account, --time, --mem, --sbatch-option "
+                    "and --wait are for --launcher slurm");
+  if (vm.count("points-per-task") && (points_per_task < 1 || points_per_task > 100000))
+    throw po::error("--points-per-task must lie in [1, 100000]");
+  SweepSpec sweep = load_sweep(spec_path);
+  // The command line over the sweep file's "slurm" object.
+  if (!slurm.partition.empty()) sweep.slurm.partition = slurm.partition;
+  if (!slurm.account.empty()) sweep.slurm.account = slurm.account;
+  if (!slurm.time.empty()) sweep.slurm.time = slurm.time;
+  if (!slurm.mem.empty()) sweep.slurm.mem = slurm.mem;
+  sweep.slurm.options.insert(sweep.slurm.options.end(), slurm.options.begin(), slurm.options.end());
+  if (points_per_task > 0) sweep.slurm.points_per_task = points_per_task;
   std::vector<SweepPoint> points = plan_sweep(sweep);
   if (dry_run) {
     for (const auto& p : points) {
@@ -276,7 +588,15 @@ int run_sweep(const std::vector<std::string>& args) {
     return 0;
   }
   const fs::path out = out_dir.empty() ? fs::path(spec_path).parent_path() : fs::path(out_dir);
-  return run_points(sweep, std::move(points), out.string(), jobs);
+  SweepLaunch launch;
+  launch.jobs = jobs;
+  launch.wait = wait;
+  launch.task_file = task_file;
+  launch.kind = !task_file.empty()    ? SweepLaunch::Kind::kTask
+                : summarize           ? SweepLaunch::Kind::kSummarize
+                : launcher == "slurm" ? SweepLaunch::Kind::kSubmit
+                                      : SweepLaunch::Kind::kLocal;
+  return run_sweep_with(sweep, std::move(points), out.string(), launch);
 }
 
 }  // namespace gbasim

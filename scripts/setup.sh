@@ -14,6 +14,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   python3 python3-matplotlib python3-scipy
   clang libclang-rt-dev
+  slurm-wlm munge
 )
 
 missing=()
