@@ -140,27 +140,6 @@ struct CompareOptions {
   double tolerance = 1e-3;
 };
 
-// Draws the convergence figure with scripts/plot_sweep.py beside the build (bands over
-// seeds); a note where it cannot.
-void draw(const fs::path& out) {
-  const fs::path exe = fs::read_symlink("/proc/self/exe");
-  const fs::path script = exe.parent_path() / ".." / ".." / "scripts" / "plot_sweep.py";
-  const fs::path python = "/usr/bin/python3";
-  const std::string figures = (out / "figures").string();
-  if (!fs::exists(script) || !fs::exists(python)) {
-    std::cerr << "gbasim compare: no figure (scripts/plot_sweep.py or /usr/bin/python3 not "
-                 "found); draw it with: scripts/plot_sweep.py convergence "
-              << out.string() << " " << figures << "\n";
-    return;
-  }
-  const std::string command = python.string() + " " + script.lexically_normal().string() +
-                              " convergence '" + out.string() + "' '" + figures + "' >/dev/null";
-  if (std::system(command.c_str()) != 0)
-    std::cerr << "gbasim compare: the figure failed: " << command << "\n";
-  else
-    std::cerr << "gbasim compare: figures: " << figures << "/convergence-time.png\n";
-}
-
 int compare(CompareOptions o) {
   const fs::path out = o.out;
   fs::create_directories(out);
@@ -336,7 +315,7 @@ int compare(CompareOptions o) {
                     {"recommendation_text", why}};
   write_json_atomically((out / "compare.json").string(), doc);
   write_text_atomically((out / "compare.md").string(), table);
-  draw(out);
+  draw_convergence(out, "gbasim compare");
   std::cerr << "gbasim compare: wrote " << (out / "compare.md").string() << " and "
             << (out / "compare.json").string() << "\n";
   return status;

@@ -91,6 +91,11 @@ std::string submit_array(const SlurmSettings& slurm, const std::string& script, 
 // The number of tasks of job `job_id` still queued or running (squeue).
 int tasks_in_queue(const std::string& job_id);
 
+// Draws the convergence figure of the sweep folder `out` into out/figures with
+// scripts/plot_sweep.py beside the build (bands over seeds); a note (`who` says whose) where it
+// cannot.
+void draw_convergence(const std::string& out, const std::string& who);
+
 // One CSV line: cells with a comma, quote or newline are quoted.
 std::string csv_line(const std::vector<std::string>& cells);
 

@@ -325,6 +325,7 @@ int Sweep::summarize() {
   }
   fs::create_directories(out_ / "points");
   write_summary();
+  if (done > 0) draw_convergence(out_.string(), "gbasim sweep");
   std::cerr << "gbasim sweep: " << done << " of " << points_.size() << " points done";
   if (failed) std::cerr << ", " << failed << " failed";
   std::cerr << "; summary: " << (out_ / "summary.csv").string() << "\n";
@@ -495,6 +496,26 @@ int Sweep::run_task(const std::string& task_file) {
 }
 
 }  // namespace
+
+void draw_convergence(const std::string& out, const std::string& who) {
+  const fs::path exe = fs::read_symlink("/proc/self/exe");
+  const fs::path script = exe.parent_path() / ".." / ".." / "scripts" / "plot_sweep.py";
+  const fs::path python = "/usr/bin/python3";
+  const std::string figures = (fs::path(out) / "figures").string();
+  if (!fs::exists(script) || !fs::exists(python)) {
+    std::cerr << who << ": no figure (scripts/plot_sweep.py or /usr/bin/python3 not "
+                 "found); draw it with: scripts/plot_sweep.py convergence "
+              << out << " " << figures << "\n";
+    return;
+  }
+  const std::string command = python.string() + " " +
+                              shell_quoted(script.lexically_normal().string()) + " convergence " +
+                              shell_quoted(out) + " " + shell_quoted(figures) + " >/dev/null";
+  if (std::system(command.c_str()) != 0)
+    std::cerr << who << ": the figure failed: " << command << "\n";
+  else
+    std::cerr << who << ": figures: " << figures << "/convergence-time.png\n";
+}
 
 int run_points(const SweepSpec& sweep, std::vector<SweepPoint> points, const std::string& out,
                int jobs) {

@@ -91,6 +91,7 @@ diff <(without_wall local/summary.csv) <(without_wall cluster/summary.csv) >summ
   fail "the summaries differ beyond wall_s: $(cat summary.diff)"
 "$gbasim" sweep --spec sweep.json --out cluster --summarize >summarize.log 2>&1 ||
   fail "--summarize after the array: $(cat summarize.log)"
+[ -s cluster/figures/convergence-time.png ] || fail "no convergence figure from --wait / --summarize"
 
 if [ $failures -gt 0 ]; then
   echo "$failures check(s) failed; Slurm's logs: $(tail -n 5 "$work"/slurm/log/*.log)"
