@@ -619,6 +619,16 @@ TEST(Failures, SyncStallsUntilTheFailedWorkerIsBackAndHasComputedAgain) {
   EXPECT_EQ(result["summary"]["global_steps"], steps);
 }
 
+// The most steps a worker took less the fewest (bounded staleness keeps it within the bound).
+int64_t step_spread(const nlohmann::ordered_json& result) {
+  int64_t fewest = INT64_MAX, most = 0;
+  for (const auto& w : result["workers"]) {
+    fewest = std::min(fewest, w["steps"].get<int64_t>());
+    most = std::max(most, w["steps"].get<int64_t>());
+  }
+  return most - fewest;
+}
+
 // One failure every 20 computes or so, a restart of 3 computes, on the short run.
 ExperimentSpec failing_run(Mode mode) {
   ExperimentSpec s = short_run(mode, 1.0);
@@ -658,12 +668,7 @@ TEST_P(FailuresInEveryServerMode, EveryFailureLosesItsTokenAndTheRunEnds) {
   EXPECT_GE(f["worker_failures"].get<int64_t>(), 5);
   EXPECT_EQ(f["tokens_lost"], f["worker_failures"]);
   if (GetParam() == Mode::kBoundedStaleness) {
-    int64_t fewest = INT64_MAX, most = 0;
-    for (const auto& w : result["workers"]) {
-      fewest = std::min(fewest, w["steps"].get<int64_t>());
-      most = std::max(most, w["steps"].get<int64_t>());
-    }
-    EXPECT_LE(most - fewest, s.training.staleness_bound + 1);
+    EXPECT_LE(step_spread(result), s.training.staleness_bound + 1);
   }
 }
 
@@ -739,12 +744,7 @@ TEST_P(EveryServerMode, AShortRunWithOneQueueLearns) {
   EXPECT_GT(result["summary"]["final_auc"].get<double>(), 0.6) << mode_name(GetParam());
   EXPECT_GE(result["summary"]["samples"].get<int64_t>(), 60'000);
   if (GetParam() == Mode::kBoundedStaleness) {  // the 3x straggler holds the others back
-    int64_t fewest = INT64_MAX, most = 0;
-    for (const auto& w : result["workers"]) {
-      fewest = std::min(fewest, w["steps"].get<int64_t>());
-      most = std::max(most, w["steps"].get<int64_t>());
-    }
-    EXPECT_LE(most - fewest, s.training.staleness_bound + 1);
+    EXPECT_LE(step_spread(result), s.training.staleness_bound + 1);
   }
 }
 
