@@ -106,8 +106,26 @@ TEST_F(SweepFiles, AxesSharingALastKeyPartAreNamedInFull) {
 
 TEST_F(SweepFiles, BadSweepsNameTheKey) {
   EXPECT_EQ(error_of(R"({"base": "plan_base.json", "axes": {"training.mode": ["sync"]}, "x": 1})"),
-            ": unknown key 'x' (expected base, set, axes, seeds, description)");
+            ": unknown key 'x' (expected base, set, axes, seeds, description, slurm)");
   EXPECT_EQ(error_of(R"({"axes": {"training.mode": ["sync"]}})"), ": 'base' is required");
+  const std::string axes = R"("base": "plan_base.json", "axes": {"training.mode": ["sync"]})";
+  EXPECT_EQ(error_of("{" + axes + R"(, "slurm": {"queue": "x"}})"),
+            ": unknown key 'slurm.queue' (expected partition, account, time, mem, options, "
+            "points_per_task)");
+  EXPECT_EQ(error_of("{" + axes + R"(, "slurm": {"time": 30}})"),
+            ": 'slurm.time' must be a non-empty string");
+  EXPECT_EQ(error_of("{" + axes + R"(, "slurm": {"points_per_task": 0}})"),
+            ": 'slurm.points_per_task' must be an integer in [1, 100000]");
+  EXPECT_EQ(error_of("{" + axes + R"(, "slurm": {"options": "--qos=low"}})"),
+            ": 'slurm.options' must be a list of sbatch arguments");
+  EXPECT_EQ(error_of("{" + axes + R"(, "slurm": [1]})"),
+            ": 'slurm' must be an object (docs/sweep.md, \"On a cluster\")");
+  const SweepSpec with_slurm = load_sweep(write("{" + axes + R"(, "slurm": {"partition": "gpu",
+      "time": "30:00", "options": ["--qos=low"], "points_per_task": 3}})"));
+  EXPECT_EQ(with_slurm.slurm.partition, "gpu");
+  EXPECT_EQ(with_slurm.slurm.time, "30:00");
+  EXPECT_EQ(with_slurm.slurm.options, std::vector<std::string>{"--qos=low"});
+  EXPECT_EQ(with_slurm.slurm.points_per_task, 3);
   EXPECT_EQ(error_of(R"({"base": "plan_base.json", "axes": {}})"),
             ": 'axes' must be an object: spec key -> list of values");
   EXPECT_EQ(error_of(R"({"base": "plan_base.json", "axes": {"training.mode": []}})"),
