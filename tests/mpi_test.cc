@@ -260,7 +260,7 @@ TEST(Mpi, BadInputOnOneRankStopsEveryRankBeforeTrainingWithThatRanksMessage) {
   EXPECT_FALSE(written(own_file("result.json")));
 }
 
-// Only rank 0 (the server) opens the rule log: the workers once waited for it forever.
+// Only rank 0 (the server) opens the rule log: it alone fails, and the workers stop with it.
 TEST(Mpi, AServerThatCannotStartStopsTheWorkers) {
   const MpiRun run = mpirun(3, long_job() + " --rule-log /nonexistent/folder/rule.log", 10);
   EXPECT_EQ(run.exit_code, 2) << run.output;
