@@ -340,8 +340,6 @@ int Sweep::summarize() {
 
 int Sweep::submit(bool wait) {
   const fs::path slurm = out_ / "slurm";
-  fs::create_directories(out_ / "points");
-  fs::create_directories(slurm);
   const fs::path job_file = slurm / "job";
   if (fs::exists(job_file)) {
     const std::string job = last_line(job_file);
@@ -358,13 +356,13 @@ int Sweep::submit(bool wait) {
     }
   }
   std::vector<std::string> pending;
+  const bool had_points = fs::exists(out_ / "points");
   for (size_t i = 0; i < points_.size(); ++i) {
     if (finished(i)) continue;
-    if (!lock(i)) continue;  // another process runs it now
+    if (had_points && !lock(i)) continue;  // another process runs it now
     unlock(i);
     pending.push_back(points_[i].name);
   }
-  write_summary();
   const size_t per_task = static_cast<size_t>(std::max(1, spec_.slurm.points_per_task));
   if (pending.empty()) {
     std::cerr << "gbasim sweep: every point has its result; nothing to submit\n";
@@ -375,6 +373,12 @@ int Sweep::submit(bool wait) {
     nlohmann::json task = nlohmann::json::array();
     for (size_t j = k; j < std::min(pending.size(), k + per_task); ++j) task.push_back(pending[j]);
     tasks.push_back(task);
+  }
+  // What is created here goes again if sbatch refuses: a failed submission leaves nothing.
+  std::vector<fs::path> created;
+  for (const fs::path& dir : {out_, out_ / "points", slurm}) {
+    if (!fs::exists(dir)) created.push_back(dir);
+    fs::create_directories(dir);
   }
   int n = 1;
   while (fs::exists(slurm / ("tasks-" + std::to_string(n) + ".json"))) ++n;
@@ -389,8 +393,18 @@ int Sweep::submit(bool wait) {
       "runs them.\ncd " + shell_quoted(fs::current_path().string()) + " || exit 1\nexec " + shell_quoted(exe) +
           " sweep --spec " + shell_quoted(spec_.path) + " --out " + shell_quoted(out_.string()) +
           " --slurm-task " + shell_quoted(task_file.string()) + "\n");
-  const std::string job = submit_array(spec_.slurm, script.string(),
-                                       static_cast<int>(tasks.size()), slurm.string());
+  std::string job;
+  try {
+    job = submit_array(spec_.slurm, script.string(), static_cast<int>(tasks.size()),
+                       slurm.string());
+  } catch (const InputError&) {  // nothing was submitted: leave nothing of it behind
+    std::error_code ec;
+    fs::remove(task_file, ec);
+    fs::remove(script, ec);
+    for (auto dir = created.rbegin(); dir != created.rend(); ++dir) fs::remove(*dir, ec);
+    throw;
+  }
+  write_summary();
   write_text_atomically(job_file.string(), job + "\n");
   std::cerr << "gbasim sweep: submitted " << pending.size() << " points as Slurm job " << job
             << " (" << tasks.size() << " array tasks; their logs in " << slurm.string() << ")\n";

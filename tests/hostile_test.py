@@ -29,6 +29,9 @@ A case's keys:
   needs     "shared" (the case reads ../shared), "mpirun" or "non-root": skipped where missing
   read_only folders made read-only before the run
   file_size_limit_kb  the largest file the program may write (ulimit -f): a disk that fills
+  env       {name: value} environment variables set for the program ({work} stands for the
+            case's folder), e.g. a SLURM_CONF of a cluster that is not there, so that no case
+            ever reaches a real Slurm
 
 Usage: hostile_test.py GBASIM GBASIM_MPI [CASE_NAME...]"""
 import concurrent.futures
@@ -126,8 +129,10 @@ def run_case(case, gbasim, gbasim_mpi):
                        "bash"] + command
         timeout = case.get("timeout", 60)
         try:
+            env = dict(os.environ)
+            env.update({k: v.replace("{work}", work) for k, v in case.get("env", {}).items()})
             done = subprocess.run(command, cwd=work, capture_output=True, timeout=timeout,
-                                  stdin=subprocess.DEVNULL)
+                                  stdin=subprocess.DEVNULL, env=env)
         except subprocess.TimeoutExpired:
             return name, f"no exit within {timeout} s (a hang)"
         output = (done.stdout + done.stderr).decode("utf-8", "replace")
