@@ -39,9 +39,7 @@ struct WorkerHost {
 // AddressSanitizer, thread contexts (the context factory is chosen when the engine starts).
 const char* engine_context_arg();
 
-// Waits for every one of `comms`. Host-to-host messages (Comm::sendto_async) belong to no
-// actor, so when the waiting actor is killed (a run ended early: Training::end_run) those
-// still in flight are cancelled here; otherwise they would run on after the run's end.
+// Waits for every one of `comms`, in order.
 void wait_all(const std::vector<sg4::CommPtr>& comms);
 
 // Sets SimGrid's network model from cluster.network_model, before the platform is built.
