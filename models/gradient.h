@@ -11,7 +11,8 @@
 namespace gbasim {
 
 // Gradient rows of one embedding table. `rows` is sorted and unique; values.row(i) belongs
-// to table row rows[i].
+// to table row rows[i]. A timing-only gradient's rows carry no values (0 columns) and are
+// unique but in the order they were first read, which its sums keep.
 struct SparseRows {
   std::vector<int32_t> rows;
   RowMatrixXf values;  // rows.size() x dim
@@ -34,6 +35,7 @@ struct Gradient {
 // merged pairwise when the sum is taken, so summing M gradients costs O(rows log M) instead
 // of the O(M x rows) of merging them one by one into a growing buffer. Rows present in
 // several parts are summed in a fixed order (a balanced tree over the order of adding).
+// Rows without values (a timing-only run's) are only united, in O(rows).
 class GradientSum {
  public:
   void add(Gradient gradient);
@@ -45,6 +47,11 @@ class GradientSum {
   Eigen::VectorXf dense_;
   int64_t samples_ = 0;
   std::vector<std::vector<SparseRows>> parts_;  // each added gradient's tables
+  // union_of_rows: the last union (mark_) that saw each row.
+  std::vector<uint32_t> marks_;
+  uint32_t mark_ = 0;
+
+  SparseRows union_of_rows(size_t table);
 };
 
 }  // namespace gbasim

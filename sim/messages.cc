@@ -2,18 +2,43 @@
 
 namespace gbasim {
 
+RowsByOwner rows_by_owner(const Gradient& g, const std::vector<int64_t>& dims, int owners) {
+  RowsByOwner counts{std::vector<double>(owners, 0.0), std::vector<double>(owners, 0.0)};
+  const auto n = static_cast<uint64_t>(owners);
+  // Counts of each table first (integers), then into the doubles: exact, as any sum of
+  // whole numbers below 2^53.
+  std::vector<int64_t> here(owners);
+  for (size_t t = 0; t < g.tables.size(); ++t) {
+    if (owners == 1) {
+      here[0] = static_cast<int64_t>(g.tables[t].rows.size());
+    } else {
+      std::fill(here.begin(), here.end(), 0);
+      for (int32_t row : g.tables[t].rows) ++here[(static_cast<uint64_t>(row) * 0x9e3779b97f4a7c15ULL + t) % n];
+    }
+    for (int p = 0; p < owners; ++p) {
+      counts.rows[p] += static_cast<double>(here[p]);
+      counts.values[p] += static_cast<double>(here[p] * dims[t]);
+    }
+  }
+  return counts;
+}
+
+std::vector<double> owner_bytes(const RowsByOwner& counts, int64_t dense_values,
+                                double bytes_per_value, double bytes_per_row_id) {
+  const auto owners = static_cast<double>(counts.rows.size());
+  std::vector<double> bytes(counts.rows.size());
+  for (size_t p = 0; p < bytes.size(); ++p) {
+    bytes[p] = bytes_per_value * static_cast<double>(dense_values) / owners +
+               (bytes_per_value * counts.values[p] + bytes_per_row_id * counts.rows[p]);
+  }
+  return bytes;
+}
+
 std::vector<double> shard_bytes(const Gradient& g, int64_t dense_values,
                                 const std::vector<int64_t>& dims, int shards,
                                 double bytes_per_value, double bytes_per_row_id) {
-  std::vector<double> bytes(shards, bytes_per_value * static_cast<double>(dense_values) / shards);
-  for (size_t t = 0; t < g.tables.size(); ++t) {
-    const double row_bytes = bytes_per_value * static_cast<double>(dims[t]) + bytes_per_row_id;
-    for (int32_t row : g.tables[t].rows) {
-      bytes[(static_cast<uint64_t>(row) * 0x9e3779b97f4a7c15ULL + t) %
-            static_cast<uint64_t>(shards)] += row_bytes;
-    }
-  }
-  return bytes;
+  return owner_bytes(rows_by_owner(g, dims, shards), dense_values, bytes_per_value,
+                     bytes_per_row_id);
 }
 
 double total(const std::vector<double>& parts) {

@@ -9,10 +9,23 @@
 
 namespace gbasim {
 
-// Bytes a batch's message carries, one share per parameter-server shard: the dense values
-// are split evenly, each embedding row goes to the shard its (table, row) hashes to. Sizes
-// come from the gradient's row lists and the tables' dimensions, so that a timing-only
-// gradient (rows without values) weighs what a real one would.
+// A gradient's embedding rows by owner (a parameter-server shard, or a worker of an
+// all-to-all): each row goes to the owner its (table, row) hashes to. Counted once a gradient,
+// so that every message about the same rows (request, pull, push) reads the counts instead of
+// hashing the rows again.
+struct RowsByOwner {
+  std::vector<double> rows;    // rows each owner holds
+  std::vector<double> values;  // their values (each row its table's dimension)
+};
+RowsByOwner rows_by_owner(const Gradient& g, const std::vector<int64_t>& dims, int owners);
+
+// Bytes a message about those rows carries to or from each owner: the dense values split
+// evenly, and per row `bytes_per_value` a value plus `bytes_per_row_id`. Sizes come from the
+// gradient's row lists and the tables' dimensions, so that a timing-only gradient (rows
+// without values) weighs what a real one would.
+std::vector<double> owner_bytes(const RowsByOwner& counts, int64_t dense_values,
+                                double bytes_per_value, double bytes_per_row_id);
+// The same, counting the rows first.
 std::vector<double> shard_bytes(const Gradient& g, int64_t dense_values,
                                 const std::vector<int64_t>& dims, int shards,
                                 double bytes_per_value, double bytes_per_row_id);

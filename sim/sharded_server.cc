@@ -22,6 +22,7 @@ class ShardedServer : public Server {
     for (int w = 0; w < training.workers(); ++w)
       acks_.push_back(sg4::Mailbox::by_name("ack-" + std::to_string(w)));
     pushed_.resize(static_cast<size_t>(training.workers()));
+    rows_.resize(static_cast<size_t>(training.workers()));
   }
 
   bool admit(int worker, Admission& admission, Mode& mode) override {
@@ -35,8 +36,10 @@ class ShardedServer : public Server {
     const auto& servers = cluster_.servers();
     const int shards = static_cast<int>(servers.size());
     sg4::Host* me = cluster_.workers()[w].host;
-    const std::vector<double> pull = bytes(grad, 4.0, 0.0);
-    const std::vector<double> request = bytes(grad, 0.0, 8.0);
+    // The push carries the same rows (the gradient of this batch): counted once, here.
+    rows_[w] = rows_by_owner(grad, training_.table_dims(), shards);
+    const std::vector<double> pull = bytes(w, 4.0, 0.0);
+    const std::vector<double> request = bytes(w, 0.0, 8.0);
     std::vector<sg4::CommPtr> comms;
     for (int p = 0; p < shards; ++p)
       comms.push_back(sg4::Comm::sendto_async(me, servers[p], kControlBytes + request[p]));
@@ -54,7 +57,7 @@ class ShardedServer : public Server {
   void push(int w, int64_t token, Gradient grad) override {
     const double start = sg4::Engine::get_clock();
     const auto& servers = cluster_.servers();
-    const std::vector<double> push = bytes(grad, 4.0, 8.0);
+    const std::vector<double> push = bytes(w, 4.0, 8.0);
     std::vector<sg4::CommPtr> comms;
     for (size_t p = 0; p < servers.size(); ++p)
       comms.push_back(sg4::Comm::sendto_async(cluster_.workers()[w].host, servers[p], push[p]));
@@ -72,9 +75,9 @@ class ShardedServer : public Server {
   }
 
  private:
-  std::vector<double> bytes(const Gradient& g, double per_value, double per_row_id) const {
-    return shard_bytes(g, training_.dense_values(), training_.table_dims(),
-                       static_cast<int>(cluster_.servers().size()), per_value, per_row_id);
+  // Of the rows of w's gradient in flight, counted by pull().
+  std::vector<double> bytes(int w, double per_value, double per_row_id) const {
+    return owner_bytes(rows_[w], training_.dense_values(), per_value, per_row_id);
   }
 
   // Gradients are taken in one at a time. An update becomes visible at once (so that every
@@ -98,6 +101,7 @@ class ShardedServer : public Server {
   const Cluster& cluster_;
   sg4::Mailbox* inbox_;
   std::vector<Pushed> pushed_;  // each worker's notice in flight
+  std::vector<RowsByOwner> rows_;  // each worker's gradient's rows by shard
   std::vector<sg4::Mailbox*> acks_;  // the server's acknowledgement of each worker's push
 };
 

@@ -71,7 +71,8 @@ class Training {
   // pool's one shared sequence ("queue").
   Batch next_batch(int worker) { return shards_[shard_of_[worker]].next(local_batch(worker)); }
   // The real gradient of `batch` on the parameters now, or in timing-only mode just its rows
-  // (the unique ids of each field, in the model's table order), which is all timing needs.
+  // (the unique ids of each field, in the model's table order, in the order the batch first
+  // reads them rather than sorted), which is all timing needs.
   void gradient_of(const Batch& batch, Gradient& grad);
 
   // Blocks until the rule in force admits `worker` or the run stops; false when it stopped.
@@ -118,6 +119,9 @@ class Training {
   std::vector<ShardIterator> shards_;
   std::vector<int> shard_of_;  // a worker's entry of shards_
   std::vector<uint32_t> reads_;
+  // Timing-only: per field, the last batch (mark_) that read each id.
+  std::vector<std::vector<uint32_t>> marks_;
+  uint32_t mark_ = 0;
   std::vector<WorkerStats> stats_;
   sg4::MutexPtr mutex_;
   sg4::ConditionVariablePtr updated_;

@@ -107,8 +107,9 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
                          ? static_cast<int>(cluster_.servers().size())
                          : n;
   const bool gather = exchange == EmbeddingExchange::kAllGather;
-  const std::vector<double> ids = gather ? std::vector<double>{} : shard_bytes(grad, 0, dims, owners, 0.0, 8.0);
-  const std::vector<double> rows = shard_bytes(grad, 0, dims, gather ? 1 : owners, 4.0, 8.0);
+  const RowsByOwner counts = rows_by_owner(grad, dims, gather ? 1 : owners);
+  const std::vector<double> ids = gather ? std::vector<double>{} : owner_bytes(counts, 0, 0.0, 8.0);
+  const std::vector<double> rows = owner_bytes(counts, 0, 4.0, 8.0);
   if (gather) sparse_bytes[i] = total(rows);
   double comm_s = 0.0;
   auto timed = [&](const std::function<void()>& part) {
@@ -118,7 +119,7 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
   };
   if (exchange == EmbeddingExchange::kAllToAll && n > 1) {
     timed([&] {
-      lookups[i] = shard_bytes(grad, 0, dims, n, 4.0, 0.0);
+      lookups[i] = owner_bytes(counts, 0, 4.0, 0.0);  // the owners are the n workers
       collectives.all_to_all(i, ids);
       collectives.barrier();  // every worker's lookups are known and its ids have arrived
       std::vector<double> answers(n);
@@ -128,7 +129,7 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
     });
     training_.count_messages(3 * collectives.messages_per_all_to_all());  // and the gradients
   } else if (exchange == EmbeddingExchange::kHybrid) {
-    timed([&] { exchange_with_servers(w, ids, shard_bytes(grad, 0, dims, owners, 4.0, 0.0)); });
+    timed([&] { exchange_with_servers(w, ids, owner_bytes(counts, 0, 4.0, 0.0)); });
     training_.count_messages(3 * owners);  // with the push below
   }
   // A worker that fails stalls the step until it is back and has computed it again.

@@ -22,6 +22,11 @@ def _output(command, sets):
             return json.load(f)
 
 
+def run_result(gbasim, spec, sets):
+    """Runs `spec` with the "key=value" overrides `sets`; returns the whole result."""
+    return _output([gbasim, "run", "--spec", spec, "-q"], sets)
+
+
 def run_summary(gbasim, spec, sets):
     """Runs `spec` with the "key=value" overrides `sets`; returns the result's summary."""
     return _output([gbasim, "run", "--spec", spec, "-q"], sets)["summary"]

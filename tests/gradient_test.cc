@@ -48,6 +48,34 @@ TEST(GradientSum, IsReusableAfterTake) {
   EXPECT_EQ(g.tables[0].rows, std::vector<int32_t>{3});
 }
 
+// A timing-only gradient: rows without values (0 columns), in the order a batch read them.
+Gradient rows_only(std::vector<int32_t> ids) {
+  Gradient g;
+  g.samples = 4;
+  g.tables.resize(1);
+  g.tables[0].rows = std::move(ids);
+  g.tables[0].values.resize(static_cast<Eigen::Index>(g.tables[0].rows.size()), 0);
+  return g;
+}
+
+// Rows without values are united in the order they first appear, each once, and a second
+// sum starts afresh (no row is taken as already seen).
+TEST(GradientSum, UnitesRowsWithoutValuesInFirstSeenOrder) {
+  GradientSum sum;
+  sum.add(rows_only({7, 1, 4}));
+  sum.add(rows_only({4, 9, 0, 7}));
+  sum.add(rows_only({9, 12}));
+  Gradient g = sum.take(1.0f);
+  EXPECT_EQ(g.samples, 12);
+  EXPECT_EQ(g.tables[0].rows, (std::vector<int32_t>{7, 1, 4, 9, 0, 12}));
+  EXPECT_EQ(g.tables[0].values.rows(), 6);
+  EXPECT_EQ(g.tables[0].values.cols(), 0);
+  sum.add(rows_only({12, 7}));
+  sum.add(rows_only({7}));
+  g = sum.take(1.0f);
+  EXPECT_EQ(g.tables[0].rows, (std::vector<int32_t>{12, 7}));
+}
+
 TEST(Gradient, ScaleAndBytes) {
   Gradient g = gradient(2, {2, 5}, {4, 6});
   g.scale(0.5f);
