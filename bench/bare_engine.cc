@@ -89,7 +89,10 @@ class ServerPattern {
         mutex_(sg4::Mutex::create()) {
     const int n = static_cast<int>(cluster.workers().size());
     for (int w = 0; w < n; ++w) acks_.push_back(sg4::Mailbox::by_name("ack-" + std::to_string(w)));
-    notices_.assign(n, 0);
+    notices_.assign(n, Notice{0, 0});
+    completed_.assign(n, 0);
+    contributed_.assign(n, false);
+    mode_ = spec.training.mode;
     switch (spec.training.mode) {
       case gbasim::Mode::kGBA: updates_every_ = n; break;
       case gbasim::Mode::kBackupWorkers:
@@ -106,7 +109,12 @@ class ServerPattern {
     std::vector<sg4::CommPtr> comms;
     RowDraws draws(sizes_, w);
     for (int64_t s = 0; s < steps; ++s) {
-      { std::unique_lock lock(*mutex_); }  // the admission
+      int64_t token;
+      {  // the admission: the rule's wait, under the lock
+        std::unique_lock lock(*mutex_);
+        while (!admitted(w)) changed_->wait(lock);
+        token = version_;
+      }
       const std::vector<double> rows = draws.draw(static_cast<int>(servers.size()));
       for (size_t p = 0; p < servers.size(); ++p)
         comms.push_back(sg4::Comm::sendto_async(me, servers[p], 64 + 8 * rows[p]));
@@ -120,7 +128,7 @@ class ServerPattern {
         comms.push_back(sg4::Comm::sendto_async(
             me, servers[p], sizes_.dense_bytes / shards + rows[p] * (sizes_.row_bytes + 8)));
       wait_all(comms);
-      notices_[w] = w;
+      notices_[w] = {w, token};
       inbox_->put(&notices_[w], 64);
       acks_[w]->get_unique<int>();
       messages += 3 * static_cast<int64_t>(servers.size()) + 2;
@@ -131,11 +139,28 @@ class ServerPattern {
     const auto& servers = cluster_.servers();
     const double values = sizes_.dense_bytes / 4 + sizes_.rows * sizes_.row_bytes / 4;
     for (int64_t taken = 1;; ++taken) {
-      const int* w = inbox_->get<int>();
-      {
+      const Notice* notice = inbox_->get<Notice>();
+      const int* w = &notice->worker;
+      bool update = false;
+      {  // the rule's bookkeeping: a step's count, versions, each worker's steps
         std::unique_lock lock(*mutex_);
+        ++completed_[*w];
+        if (mode_ == gbasim::Mode::kBackupWorkers) {
+          if (notice->token == version_) {
+            contributed_[*w] = true;
+            update = ++count_ == updates_every_;
+          }
+        } else {
+          update = taken % updates_every_ == 0;
+        }
+        if (update) {
+          ++version_;
+          count_ = 0;
+          std::fill(contributed_.begin(), contributed_.end(), false);
+        }
+        changed_->notify_all();
       }
-      if (taken % updates_every_ == 0) {
+      if (update) {
         sg4::this_actor::exec_init(spec_.cost.update_flops_per_value * values * updates_every_ /
                                    static_cast<double>(servers.size()))
             ->set_thread_count(spec_.cluster.ps_cores)
@@ -151,9 +176,27 @@ class ServerPattern {
   Sizes sizes_;
   sg4::Mailbox* inbox_;
   std::vector<sg4::Mailbox*> acks_;
-  std::vector<int> notices_;
+  // The rule's waits: backup workers (a worker that has contributed to the version in
+  // progress waits for it), SSP (no worker more than the bound ahead of the slowest).
+  bool admitted(int w) const {
+    if (mode_ == gbasim::Mode::kBackupWorkers) return !contributed_[w];
+    if (mode_ == gbasim::Mode::kBoundedStaleness)
+      return completed_[w] - *std::min_element(completed_.begin(), completed_.end()) <=
+             spec_.training.staleness_bound;
+    return true;
+  }
+
+  struct Notice {
+    int worker;
+    int64_t token;
+  };
+  std::vector<Notice> notices_;
   sg4::MutexPtr mutex_;
-  int64_t updates_every_ = 1;
+  sg4::ConditionVariablePtr changed_ = sg4::ConditionVariable::create();
+  gbasim::Mode mode_;
+  int64_t updates_every_ = 1, version_ = 0, count_ = 0;
+  std::vector<int64_t> completed_;
+  std::vector<bool> contributed_;
 };
 
 // A ring of workers (sim/collectives.h's RingGroup): a message a pass, or a barrier and one

@@ -1,42 +1,102 @@
 #!/usr/bin/env bash
 # The simulator's own cost (bench/README.md, "The simulator"):
-#  1. overhead at 16 workers: (model math + simulator) / model math, from `gbasim run`'s
-#     wall-clock breakdown of the demo spec (evaluation excluded: one snapshot at each end);
-#  2. timing-only runs (no math) from 16 to 1024 workers, 20 steps a worker: wall time,
-#     simulated messages and messages per second.
+#  1. overhead at 16 workers in every mode: (model math + simulator) / model math, from
+#     `gbasim run`'s wall-clock breakdown of the demo spec (evaluation excluded: one snapshot
+#     at each end);
+#  2. timing-only runs (no math) of every mode from 16 to MAX workers (default 4096), 20 steps
+#     a worker, side by side with bench/bare_engine.cc (the bare SimGrid program of the same
+#     actors, mailboxes, messages and computations): wall time in the engine, messages, wall
+#     time per worker step of each and their ratio, gbasim's peak memory;
+#  3. with --shards K (e.g. 64): the same at MAX workers and K server shards, STEPS steps a
+#     worker (--steps, default 5).
+# A run that takes longer than LIMIT seconds (--limit, default 900) is stopped; its row says so.
+# Usage: bash bench/sim_bench.sh [--max-workers MAX] [--modes "sync gba ..."] [--skip-overhead]
+#                                [--shards K [--steps STEPS]] [--limit LIMIT]
 # Outputs: out/bench/sim-*.json (the runs' results) and the tables on standard output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+max=4096 modes="sync gba async ssp backup" overhead=1 shards=0 scale_steps=5 limit=900
+while [ $# -gt 0 ]; do
+  case $1 in
+    --max-workers) max=$2; shift 2 ;;
+    --modes) modes=$2; shift 2 ;;
+    --skip-overhead) overhead=0; shift ;;
+    --shards) shards=$2; shift 2 ;;
+    --steps) scale_steps=$2; shift 2 ;;
+    --limit) limit=$2; shift 2 ;;
+    *) echo "usage: bash bench/sim_bench.sh [--max-workers MAX] [--modes \"sync gba ...\"] [--skip-overhead] [--shards K [--steps S]] [--limit S]" >&2; exit 2 ;;
+  esac
+done
 bash scripts/build.sh
 mkdir -p out/bench
-gbasim=./build/bin/gbasim
+gbasim=./build/bin/gbasim bare=./build/bench/bare_engine
+py=/usr/bin/python3
+field() { sed -E "s/$1/\\1/" <<<"$2"; }
 
-echo "| mode | workers | model math (s) | simulator (s) | overhead |"
-echo "| --- | --- | --- | --- | --- |"
-for mode in sync gba async; do
-  line=$($gbasim run --spec examples/demo.json --set training.mode=$mode --set evaluation.interval_s=1000 \
-         --set data.train_samples=500000 --out out/bench/sim-overhead-$mode.json 2>&1 >/dev/null | grep 'in the engine')
-  math=$(sed -E 's/.*model math ([0-9.]+) s.*/\1/' <<<"$line")
-  sim=$(sed -E 's/.*simulator ([0-9.]+) s.*/\1/' <<<"$line")
-  overhead=$(sed -E 's/.*math = ([0-9.]+).*/\1/' <<<"$line")
-  echo "| $mode | 16 | $math | $sim | $overhead |"
-done
+if [ $overhead -eq 1 ]; then
+  echo "| mode | workers | model math (s) | simulator (s) | overhead |"
+  echo "| --- | --- | --- | --- | --- |"
+  for mode in $modes; do
+    line=$($gbasim run --spec examples/demo.json --set training.mode=$mode --set evaluation.interval_s=1000 \
+           --set data.train_samples=500000 --out out/bench/sim-overhead-$mode.json 2>&1 >/dev/null | grep 'in the engine')
+    echo "| $mode | 16 | $(field '.*model math ([0-9.]+) s.*' "$line") | $(field '.*simulator ([0-9.]+) s.*' "$line") | $(field '.*math = ([0-9.]+).*' "$line") |"
+  done
+  echo
+fi
 
-echo
-echo "| mode | workers | worker steps | wall in the engine (s) | messages | messages per second | microseconds per worker step |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
-for mode in gba sync; do
-  for workers in 16 64 256 1024; do
-    line=$($gbasim run --spec examples/demo.json --set training.mode=$mode --set training.workers=$workers \
-           --set simulation.timing_only=true --set budget.max_samples=$((workers * 256 * 20)) \
-           --set data.train_samples=200000 --out out/bench/sim-timing-$mode-$workers.json 2>&1 >/dev/null \
-           | grep 'in the engine')
-    wall=$(sed -E 's/.*wall ([0-9.]+) s in the engine.*/\1/' <<<"$line")
-    messages=$(sed -E 's/.*\(([0-9]+) messages.*/\1/' <<<"$line")
-    rate=$(sed -E 's/.*messages, ([0-9]+) a second.*/\1/' <<<"$line")
-    steps=$(/usr/bin/python3 -c "import json,sys; print(sum(w['steps'] for w in json.load(open(sys.argv[1]))['workers']))" \
-            out/bench/sim-timing-$mode-$workers.json)
-    per_step=$(/usr/bin/python3 -c "import sys; print(f'{1e6 * float(sys.argv[1]) / int(sys.argv[2]):.1f}')" "$wall" "$steps")
-    echo "| $mode | $workers | $steps | $wall | $messages | $rate | $per_step |"
+# One timing-only run of `gbasim run` and of bare_engine: a table row.
+# side_by_side MODE WORKERS STEPS [--set ...]
+side_by_side() {
+  local mode=$1 workers=$2 steps=$3
+  shift 3
+  local sets=(--set training.mode=$mode --set training.workers=$workers "$@")
+  local samples=$((workers * 256 > 200000 ? workers * 256 : 200000))
+  local out=out/bench/sim-timing-$mode-$workers.json
+  local timed line wall messages rss per_step bare_line bare_wall bare_steps bare_messages
+  if ! timed=$(timeout $limit /usr/bin/time -f "rss %M" $gbasim run --spec examples/demo.json "${sets[@]}" --set simulation.timing_only=true \
+          --set budget.max_samples=$((workers * 256 * steps)) --set data.train_samples=$samples \
+          --out $out 2>&1 >/dev/null); then
+    echo "| $mode | $workers | gbasim did not finish within $limit s | | | | | | | | | |"
+    return
+  fi
+  line=$(grep 'in the engine' <<<"$timed")
+  rss=$(( $(field '.*rss ([0-9]+).*' "$(grep '^rss' <<<"$timed")") / 1024 ))
+  wall=$(field '.*wall ([0-9.]+) s in the engine.*' "$line")
+  messages=$(field '.*\(([0-9]+) messages.*' "$line")
+  steps_done=$($py -c "import json,sys; print(sum(w['steps'] for w in json.load(open(sys.argv[1]))['workers']))" $out)
+  if ! bare_line=$(timeout $limit $bare --spec examples/demo.json "${sets[@]}" --set data.train_samples=$samples --steps $steps | tail -1); then
+    echo "| $mode | $workers | $steps_done | $wall | $messages | | | bare_engine did not finish within $limit s | | | | $rss |"
+    return
+  fi
+  bare_wall=$(field '.*wall ([0-9.]+) s in the engine.*' "$bare_line")
+  bare_steps=$(field '.* ([0-9]+) worker steps.*' "$bare_line")
+  bare_messages=$(field '.* ([0-9]+) messages.*' "$bare_line")
+  $py - "$mode" "$workers" "$steps_done" "$wall" "$messages" "$rss" "$bare_steps" "$bare_wall" "$bare_messages" <<'EOF'
+import sys
+mode, n, steps, wall, msgs, rss, bsteps, bwall, bmsgs = sys.argv[1:]
+steps, wall, msgs, bsteps, bwall, bmsgs = int(steps), float(wall), int(msgs), int(bsteps), float(bwall), int(bmsgs)
+us, bus = 1e6 * wall / steps, 1e6 * bwall / bsteps
+print(f"| {mode} | {n} | {steps} | {wall:.2f} | {msgs} | {msgs / wall:,.0f} | {us:.1f} | "
+      f"{bwall:.2f} | {bmsgs / bwall:,.0f} | {bus:.1f} | {us / bus:.2f} | {rss} |")
+EOF
+}
+
+echo "| mode | workers | worker steps | gbasim wall (s) | messages | messages/s | us/worker step | bare wall (s) | bare messages/s | bare us/worker step | ratio | gbasim peak MB |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+for mode in $modes; do
+  for workers in 16 64 256 1024 4096; do
+    [ $workers -le $max ] || continue
+    side_by_side $mode $workers 20
   done
 done
+
+if [ $shards -gt 0 ]; then
+  echo
+  echo "$max workers, $shards server shards, $scale_steps steps a worker:"
+  echo
+  echo "| mode | workers | worker steps | gbasim wall (s) | messages | messages/s | us/worker step | bare wall (s) | bare messages/s | bare us/worker step | ratio | gbasim peak MB |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  for mode in $modes; do
+    side_by_side $mode $max $scale_steps --set cluster.ps_shards=$shards
+  done
+fi

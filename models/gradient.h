@@ -47,9 +47,9 @@ class GradientSum {
   Eigen::VectorXf dense_;
   int64_t samples_ = 0;
   std::vector<std::vector<SparseRows>> parts_;  // each added gradient's tables
-  // union_of_rows: the last union (mark_) that saw each row.
-  std::vector<uint32_t> marks_;
-  uint32_t mark_ = 0;
+  // union_of_rows: a bit for each row seen (all 0 between unions).
+  std::vector<uint64_t> seen_;
+  std::vector<int32_t> scratch_;  // the union being built
 
   SparseRows union_of_rows(size_t table);
 };

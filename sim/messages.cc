@@ -13,7 +13,13 @@ RowsByOwner rows_by_owner(const Gradient& g, const std::vector<int64_t>& dims, i
       here[0] = static_cast<int64_t>(g.tables[t].rows.size());
     } else {
       std::fill(here.begin(), here.end(), 0);
-      for (int32_t row : g.tables[t].rows) ++here[(static_cast<uint64_t>(row) * 0x9e3779b97f4a7c15ULL + t) % n];
+      const auto& rows = g.tables[t].rows;
+      auto hash = [t](int32_t row) { return static_cast<uint64_t>(row) * 0x9e3779b97f4a7c15ULL + t; };
+      if ((n & (n - 1)) == 0) {  // a power of two: the same remainder, without a division
+        for (int32_t row : rows) ++here[hash(row) & (n - 1)];
+      } else {
+        for (int32_t row : rows) ++here[hash(row) % n];
+      }
     }
     for (int p = 0; p < owners; ++p) {
       counts.rows[p] += static_cast<double>(here[p]);

@@ -119,9 +119,8 @@ class Training {
   std::vector<ShardIterator> shards_;
   std::vector<int> shard_of_;  // a worker's entry of shards_
   std::vector<uint32_t> reads_;
-  // Timing-only: per field, the last batch (mark_) that read each id.
-  std::vector<std::vector<uint32_t>> marks_;
-  uint32_t mark_ = 0;
+  // Timing-only: per field, a bit for each id the batch in hand has read (all 0 between batches).
+  std::vector<std::vector<uint64_t>> seen_;
   std::vector<WorkerStats> stats_;
   sg4::MutexPtr mutex_;
   sg4::ConditionVariablePtr updated_;
