@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+#include <random>
+
 namespace gbasim {
 namespace {
 
@@ -74,6 +78,72 @@ TEST(GradientSum, UnitesRowsWithoutValuesInFirstSeenOrder) {
   sum.add(rows_only({7}));
   g = sum.take(1.0f);
   EXPECT_EQ(g.tables[0].rows, (std::vector<int32_t>{12, 7}));
+}
+
+// The level-by-level pairwise merge the sum is defined by (parts 0+1, 2+3, ..., then the
+// results alike), written out plainly: the reference for GradientSum's one-pass tree sum.
+SparseRows merged(const SparseRows& a, const SparseRows& b) {
+  SparseRows out;
+  std::vector<Eigen::RowVectorXf> rows;
+  size_t i = 0, j = 0;
+  while (i < a.rows.size() || j < b.rows.size()) {
+    if (j == b.rows.size() || (i < a.rows.size() && a.rows[i] < b.rows[j])) {
+      out.rows.push_back(a.rows[i]);
+      rows.push_back(a.values.row(i++));
+    } else if (i == a.rows.size() || b.rows[j] < a.rows[i]) {
+      out.rows.push_back(b.rows[j]);
+      rows.push_back(b.values.row(j++));
+    } else {
+      out.rows.push_back(a.rows[i]);
+      rows.push_back(a.values.row(i++) + b.values.row(j++));
+    }
+  }
+  out.values.resize(static_cast<Eigen::Index>(rows.size()), a.values.cols());
+  for (size_t k = 0; k < rows.size(); ++k) out.values.row(k) = rows[k];
+  return out;
+}
+
+// Random parts (rows drawn from a small range, so that many are shared; values of all
+// magnitudes and signs, -0 too), summed by GradientSum and by the plain merge: the same rows
+// and the same bits, for every number of parts from 1 to 40.
+TEST(GradientSum, TreeSumIsThePairwiseMergeToTheBit) {
+  std::mt19937 rng(7);
+  for (int m = 1; m <= 40; ++m) {
+    GradientSum sum;
+    std::vector<SparseRows> level;
+    for (int p = 0; p < m; ++p) {
+      std::vector<int32_t> ids;
+      for (int32_t r = 0; r < 60; ++r)
+        if (rng() % 3 == 0) ids.push_back(r);
+      Gradient g;
+      g.dense = Eigen::VectorXf::Zero(1);
+      g.samples = 1;
+      g.tables.resize(1);
+      g.tables[0].rows = ids;
+      g.tables[0].values.resize(static_cast<Eigen::Index>(ids.size()), 3);
+      for (Eigen::Index i = 0; i < g.tables[0].values.size(); ++i) {
+        const float v = std::ldexp(static_cast<float>(static_cast<int>(rng() % 2001) - 1000) / 7.0f,
+                                   static_cast<int>(rng() % 40) - 20);
+        g.tables[0].values.data()[i] = rng() % 17 == 0 ? -0.0f : v;
+      }
+      level.push_back(g.tables[0]);
+      sum.add(std::move(g));
+    }
+    while (level.size() > 1) {
+      std::vector<SparseRows> next;
+      for (size_t i = 0; i + 1 < level.size(); i += 2) next.push_back(merged(level[i], level[i + 1]));
+      if (level.size() % 2 == 1) next.push_back(level.back());
+      level = std::move(next);
+    }
+    const Gradient g = sum.take(0.375f);
+    const SparseRows& want = level[0];
+    ASSERT_EQ(g.tables[0].rows, want.rows) << m << " parts";
+    ASSERT_EQ(g.tables[0].values.rows(), want.values.rows());
+    for (Eigen::Index i = 0; i < want.values.size(); ++i) {
+      const float a = g.tables[0].values.data()[i], b = want.values.data()[i] * 0.375f;
+      ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0) << m << " parts, value " << i << ": " << a << " " << b;
+    }
+  }
 }
 
 TEST(Gradient, ScaleAndBytes) {
