@@ -81,6 +81,30 @@ void BM_MatmulCeiling(benchmark::State& state) {
       benchmark::Counter(2.0 * b * in * out * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The update rules' sum of M DeepFM gradients of b = 256 (GBA's aggregation of a global
+// batch at M workers, sync's at M workers): GradientSum's add and take.
+void BM_GradientSum(benchmark::State& state) {
+  const int m = static_cast<int>(state.range(0));
+  const Dataset& train = bench_data().train;
+  ModelConfig config;
+  config.kind = ModelKind::kDeepFM;
+  const Model model(config, train.cardinalities, train.num_dense);
+  const Parameters params = model.init_parameters(1);
+  ShardIterator data(train, 0, 1, 1);
+  std::vector<Gradient> grads(m);
+  for (Gradient& g : grads) model.forward_backward(params, data.next(256), g);
+  GradientSum sum;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::vector<Gradient> copies = grads;
+    state.ResumeTiming();
+    for (Gradient& g : copies) sum.add(std::move(g));
+    benchmark::DoNotOptimize(sum.take(1.0f / m));
+  }
+  state.counters["gradients_per_s"] =
+      benchmark::Counter(static_cast<double>(m), benchmark::Counter::kIsIterationInvariantRate);
+}
+
 BENCHMARK_CAPTURE(BM_TrainStep, lr, ModelKind::kLR)
     ->Arg(256)
     ->Arg(4096)
@@ -101,6 +125,7 @@ BENCHMARK_CAPTURE(BM_TrainStep, dlrm, ModelKind::kDLRM)
     ->Arg(256)
     ->Arg(4096)
     ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GradientSum)->Arg(16)->Arg(256)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DeepMlpStep)->Arg(256)->Arg(4096)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_MatmulCeiling)->Arg(256)->Arg(4096)->Unit(benchmark::kMicrosecond);
 

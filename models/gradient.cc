@@ -1,8 +1,6 @@
 #include "models/gradient.h"
 
 #include <algorithm>
-#include <queue>
-#include <span>
 #include <stdexcept>
 
 namespace gbasim {
@@ -32,6 +30,35 @@ void GradientSum::add(Gradient gradient) {
   parts_.push_back(std::move(gradient.tables));
 }
 
+namespace {
+
+// The union of two sorted row lists, summing the rows they share.
+SparseRows merge(const SparseRows& a, const SparseRows& b) {
+  SparseRows out;
+  out.rows.reserve(a.rows.size() + b.rows.size());
+  out.values.resize(static_cast<Eigen::Index>(a.rows.size() + b.rows.size()), a.values.cols());
+  size_t i = 0, j = 0;
+  Eigen::Index n = 0;
+  while (i < a.rows.size() || j < b.rows.size()) {
+    if (j == b.rows.size() || (i < a.rows.size() && a.rows[i] < b.rows[j])) {
+      out.values.row(n) = a.values.row(i);
+      out.rows.push_back(a.rows[i++]);
+    } else if (i == a.rows.size() || b.rows[j] < a.rows[i]) {
+      out.values.row(n) = b.values.row(j);
+      out.rows.push_back(b.rows[j++]);
+    } else {
+      out.values.row(n) = a.values.row(i) + b.values.row(j);
+      out.rows.push_back(a.rows[i]);
+      ++i;
+      ++j;
+    }
+    ++n;
+  }
+  out.values.conservativeResize(n, Eigen::NoChange);
+  return out;
+}
+
+}  // namespace
 
 // Rows without values (a timing-only run's): the union in the order rows first appear, a bit
 // set for each row seen (cleared afterwards), in O(rows) with no merge.
@@ -57,7 +84,8 @@ SparseRows GradientSum::union_of_rows(size_t t) {
   return out;
 }
 
-// Each table's parts are summed as a pairwise merge, level by level, sums them (tree_sum).
+// Each table's parts are merged pairwise, level by level (parts 0+1, 2+3, ..., then the
+// results alike): O(rows log parts), in a fixed order.
 Gradient GradientSum::take(float scale) {
   Gradient sum;
   sum.dense = std::move(dense_) * scale;
@@ -69,7 +97,18 @@ Gradient GradientSum::take(float scale) {
       sum.tables[t] = union_of_rows(t);
       continue;
     }
-    sum.tables[t] = tree_sum(t);
+    std::vector<SparseRows> level;
+    level.reserve(parts_.size());
+    for (auto& part : parts_) level.push_back(std::move(part[t]));
+    while (level.size() > 1) {
+      std::vector<SparseRows> next;
+      next.reserve((level.size() + 1) / 2);
+      for (size_t i = 0; i + 1 < level.size(); i += 2)
+        next.push_back(merge(level[i], level[i + 1]));
+      if (level.size() % 2 == 1) next.push_back(std::move(level.back()));
+      level = std::move(next);
+    }
+    sum.tables[t] = std::move(level[0]);
     sum.tables[t].values *= scale;
   }
   dense_ = Eigen::VectorXf();
@@ -77,77 +116,5 @@ Gradient GradientSum::take(float scale) {
   parts_.clear();
   return sum;
 }
-
-namespace {
-
-// The sum of the rows of `present` (ascending part numbers, all within the tree node
-// [first, first + 2^level)) as the pairwise merge forms it: the node's two halves summed when
-// both hold the row, the one that does otherwise.
-void tree_reduce(std::span<const uint32_t> present, uint32_t first, int level,
-                 const std::vector<const float*>& values, Eigen::Index dim, float* out,
-                 float* scratch) {
-  while (present.size() > 1) {
-    const uint32_t mid = first + (uint32_t{1} << (level - 1));
-    const auto split = static_cast<size_t>(
-        std::lower_bound(present.begin(), present.end(), mid) - present.begin());
-    if (split == 0) {
-      first = mid;
-    } else if (split < present.size()) {
-      tree_reduce(present.first(split), first, level - 1, values, dim, out, scratch + dim);
-      tree_reduce(present.subspan(split), mid, level - 1, values, dim, scratch, scratch + dim);
-      for (Eigen::Index k = 0; k < dim; ++k) out[k] = out[k] + scratch[k];
-      return;
-    }
-    --level;
-  }
-  std::copy(values[present[0]], values[present[0]] + dim, out);
-}
-
-}  // namespace
-
-// Every part's rows in one pass in row order (a heap over the parts), each row's values
-// summed as the pairwise merge, level by level (parts 0+1, 2+3, ..., then the results alike),
-// sums them: the same sums, to the bit, each value read once instead of copied at every level.
-SparseRows GradientSum::tree_sum(size_t t) {
-  const size_t m = parts_.size();
-  if (m == 1) return std::move(parts_[0][t]);
-  const Eigen::Index dim = parts_[0][t].values.cols();
-  int levels = 0;
-  while ((size_t{1} << levels) < m) ++levels;
-  using Head = std::pair<int32_t, uint32_t>;  // a part's next row, the part
-  std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
-  std::vector<size_t> next(m, 0);
-  size_t total = 0;
-  for (uint32_t p = 0; p < m; ++p) {
-    const auto& rows = parts_[p][t].rows;
-    total += rows.size();
-    if (!rows.empty()) heads.push({rows[0], p});
-  }
-  SparseRows out;
-  out.rows.reserve(total);
-  out.values.resize(static_cast<Eigen::Index>(total), dim);
-  std::vector<uint32_t> present;
-  std::vector<const float*> values(m, nullptr);
-  std::vector<float> scratch(static_cast<size_t>(dim) * (levels + 1));
-  Eigen::Index n = 0;
-  while (!heads.empty()) {
-    const int32_t row = heads.top().first;
-    present.clear();
-    while (!heads.empty() && heads.top().first == row) {  // ties in ascending part order
-      const uint32_t p = heads.top().second;
-      heads.pop();
-      const SparseRows& part = parts_[p][t];
-      values[p] = part.values.data() + static_cast<Eigen::Index>(next[p]) * dim;
-      present.push_back(p);
-      if (++next[p] < part.rows.size()) heads.push({part.rows[next[p]], p});
-    }
-    tree_reduce(present, 0, levels, values, dim, out.values.data() + n * dim, scratch.data());
-    out.rows.push_back(row);
-    ++n;
-  }
-  out.values.conservativeResize(n, Eigen::NoChange);
-  return out;
-}
-
 
 }  // namespace gbasim

@@ -52,7 +52,6 @@ class GradientSum {
   std::vector<int32_t> scratch_;  // the union being built
 
   SparseRows union_of_rows(size_t table);
-  SparseRows tree_sum(size_t table);
 };
 
 }  // namespace gbasim
