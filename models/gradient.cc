@@ -60,26 +60,22 @@ SparseRows merge(const SparseRows& a, const SparseRows& b) {
 
 }  // namespace
 
-// Rows without values (a timing-only run's): the union in the order rows first appear, a bit
-// set for each row seen (cleared afterwards), in O(rows) with no merge.
+std::vector<int32_t> FirstSeen::take() {
+  std::vector<int32_t> ids(ids_.begin(), ids_.begin() + static_cast<ptrdiff_t>(count_));
+  for (const int32_t id : ids) seen_[static_cast<uint32_t>(id) / 64] = 0;
+  count_ = 0;
+  return ids;
+}
+
+// Rows without values (a timing-only run's): the union in the order rows first appear, in
+// O(rows) with no merge.
 SparseRows GradientSum::union_of_rows(size_t t) {
   SparseRows out;
-  size_t rows = 0;
-  for (const auto& part : parts_) rows += part[t].rows.size();
-  if (scratch_.size() < rows) scratch_.resize(rows);
-  size_t unique = 0;
   for (const auto& part : parts_) {
-    for (int32_t row : part[t].rows) {  // without branches: whether a row is new is random
-      const auto r = static_cast<uint32_t>(row);
-      if (r / 64 >= seen_.size()) seen_.resize(r / 64 + 1, 0);
-      const uint64_t word = seen_[r / 64], bit = uint64_t{1} << (r % 64);
-      scratch_[unique] = row;
-      unique += (word & bit) == 0;
-      seen_[r / 64] = word | bit;
-    }
+    union_.reserve(part[t].rows.size());
+    for (int32_t row : part[t].rows) union_.add(row);
   }
-  out.rows.assign(scratch_.begin(), scratch_.begin() + static_cast<ptrdiff_t>(unique));
-  for (const int32_t row : out.rows) seen_[static_cast<uint32_t>(row) / 64] = 0;
+  out.rows = union_.take();
   out.values.resize(static_cast<Eigen::Index>(out.rows.size()), 0);
   return out;
 }

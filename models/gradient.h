@@ -31,6 +31,31 @@ struct Gradient {
   int64_t bytes() const;
 };
 
+// Distinct ids in the order they are first added, without sorting: a bit for each id seen,
+// set without a branch (whether an id is new is random), cleared when the ids are taken.
+class FirstSeen {
+ public:
+  // Room for `n` more ids before the next take().
+  void reserve(size_t n) {
+    if (ids_.size() < count_ + n) ids_.resize(count_ + n);
+  }
+  void add(int32_t id) {
+    const auto i = static_cast<uint32_t>(id);
+    if (i / 64 >= seen_.size()) seen_.resize(i / 64 + 1, 0);
+    const uint64_t word = seen_[i / 64], bit = uint64_t{1} << (i % 64);
+    ids_[count_] = id;
+    count_ += (word & bit) == 0;
+    seen_[i / 64] = word | bit;
+  }
+  // The distinct ids added since the last take(), which forgets them.
+  std::vector<int32_t> take();
+
+ private:
+  std::vector<uint64_t> seen_;
+  std::vector<int32_t> ids_;
+  size_t count_ = 0;
+};
+
 // A running sum of many gradients: dense parts are added at once, sparse parts are kept and
 // merged pairwise when the sum is taken, so summing M gradients costs O(rows log M) instead
 // of the O(M x rows) of merging them one by one into a growing buffer. Rows present in
@@ -47,9 +72,7 @@ class GradientSum {
   Eigen::VectorXf dense_;
   int64_t samples_ = 0;
   std::vector<std::vector<SparseRows>> parts_;  // each added gradient's tables
-  // union_of_rows: a bit for each row seen (all 0 between unions).
-  std::vector<uint64_t> seen_;
-  std::vector<int32_t> scratch_;  // the union being built
+  FirstSeen union_;  // union_of_rows's
 
   SparseRows union_of_rows(size_t table);
 };

@@ -68,29 +68,16 @@ void Training::gradient_of(const Batch& batch, Gradient& grad) {
     cost_.math_s += seconds_since(start);
     return;
   }
-  // Each field's unique ids in the order they first appear: a bit for each id the batch has
-  // read (a field's bits fit in cache, as a mark a value would not), cleared afterwards; no
-  // sort is needed, as the rows' order matters to nothing timing reads.
+  // Each field's unique ids in the order they first appear, without a sort: the rows' order
+  // matters to nothing timing reads.
   const Eigen::Index b = batch.ids.rows(), fields = batch.ids.cols();
-  if (seen_.size() < static_cast<size_t>(fields)) seen_.resize(static_cast<size_t>(fields));
   grad = Gradient{};
   grad.samples = batch.size();
   grad.tables.resize(dims_.size());
   for (Eigen::Index f = 0; f < std::min<Eigen::Index>(fields, grad.tables.size()); ++f) {
-    std::vector<uint64_t>& seen = seen_[f];
-    std::vector<int32_t>& rows = grad.tables[f].rows;
-    rows.resize(static_cast<size_t>(b));
-    size_t unique = 0;
-    for (Eigen::Index i = 0; i < b; ++i) {  // without branches: whether an id is new is random
-      const auto id = static_cast<uint32_t>(batch.ids(i, f));
-      if (id / 64 >= seen.size()) seen.resize(id / 64 + 1, 0);
-      const uint64_t word = seen[id / 64], bit = uint64_t{1} << (id % 64);
-      rows[unique] = static_cast<int32_t>(id);
-      unique += (word & bit) == 0;
-      seen[id / 64] = word | bit;
-    }
-    rows.resize(unique);
-    for (const int32_t id : rows) seen[static_cast<uint32_t>(id) / 64] = 0;
+    first_seen_.reserve(static_cast<size_t>(b));
+    for (Eigen::Index i = 0; i < b; ++i) first_seen_.add(batch.ids(i, f));
+    grad.tables[f].rows = first_seen_.take();
   }
   for (size_t t = 0; t < dims_.size(); ++t) {
     if (t >= static_cast<size_t>(fields)) grad.tables[t].rows = grad.tables[t % fields].rows;

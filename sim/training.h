@@ -119,8 +119,7 @@ class Training {
   std::vector<ShardIterator> shards_;
   std::vector<int> shard_of_;  // a worker's entry of shards_
   std::vector<uint32_t> reads_;
-  // Timing-only: per field, a bit for each id the batch in hand has read (all 0 between batches).
-  std::vector<std::vector<uint64_t>> seen_;
+  FirstSeen first_seen_;  // timing-only: a field's unique ids
   std::vector<WorkerStats> stats_;
   sg4::MutexPtr mutex_;
   sg4::ConditionVariablePtr updated_;
