@@ -145,7 +145,7 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
           collectives.barrier();
         } else if (exchange == EmbeddingExchange::kHybrid) {
           exchange_with_servers(w, rows, {});
-          charge_servers(grad);
+          charge_servers(counts);
         }
         collectives.all_reduce(i, 4.0 * static_cast<double>(training_.dense_values()));
       }
@@ -184,11 +184,11 @@ void Workers::exchange_with_servers(int w, const std::vector<double>& to_servers
   wait_all(comms);
 }
 
-void Workers::charge_servers(const Gradient& grad) {
-  // The shards' optimizer work on the rows they hold, on their cores, before the push returns.
+void Workers::charge_servers(const RowsByOwner& rows) {
+  // The shards' optimizer work on the rows they hold (counted by shard with the step's
+  // messages), on their cores, before the push returns.
   const auto& servers = cluster_.servers();
-  const std::vector<double> values = shard_bytes(grad, 0, training_.table_dims(),
-                                                 static_cast<int>(servers.size()), 1.0, 0.0);
+  const std::vector<double>& values = rows.values;
   std::vector<sg4::ExecPtr> work;
   for (size_t p = 0; p < servers.size(); ++p) {
     if (values[p] > 0.0) {

@@ -8,6 +8,7 @@
 #include "experiment/slowdown.h"
 #include "sim/cluster.h"
 #include "sim/collectives.h"
+#include "sim/messages.h"
 #include "sim/server.h"
 #include "sim/training.h"
 
@@ -33,8 +34,8 @@ class Workers {
   // sends w its bytes (the shards' messages at once).
   void exchange_with_servers(int w, const std::vector<double>& to_servers,
                              const std::vector<double>& from_servers);
-  // The server shards' optimizer work on the rows of `grad` they hold.
-  void charge_servers(const Gradient& grad);
+  // The server shards' optimizer work on the rows of a gradient they hold (`rows`, by shard).
+  void charge_servers(const RowsByOwner& rows);
   // Spends the simulated time of one local batch's compute on the worker's host: its flops
   // at the host's speed (under its speed profile), times the step's noise and replayed trace
   // slowdown; on a shared machine, the compute and then the sleep of a real rank. False when
