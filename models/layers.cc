@@ -88,42 +88,72 @@ FieldGroups::FieldGroups(const RowMatrixXi& ids) {
   const Eigen::Index b = ids.rows(), num_fields = ids.cols();
   unique_ids.resize(num_fields);
   position.resize(num_fields);
-  std::vector<int64_t> keyed(b);
+  // Scratch kept between batches: the distinct ids by a bit per id (no sort of the batch),
+  // and each distinct id's place among the sorted distinct ids, indexed by id.
+  thread_local FirstSeen seen;
+  thread_local std::vector<int32_t> place;
   for (Eigen::Index f = 0; f < num_fields; ++f) {
-    // Sort (id, sample) packed in one integer, then walk runs of equal ids.
-    for (Eigen::Index i = 0; i < b; ++i) keyed[i] = (int64_t{ids(i, f)} << 32) | i;
-    std::sort(keyed.begin(), keyed.end());
+    seen.reserve(static_cast<size_t>(b));
+    for (Eigen::Index i = 0; i < b; ++i) seen.add(ids(i, f));
     auto& unique = unique_ids[f];
+    unique = seen.take();
+    std::sort(unique.begin(), unique.end());
+    if (!unique.empty() && place.size() <= static_cast<size_t>(unique.back()))
+      place.resize(static_cast<size_t>(unique.back()) + 1);
+    for (size_t u = 0; u < unique.size(); ++u) place[unique[u]] = static_cast<int32_t>(u);
     auto& pos = position[f];
-    unique.clear();
     pos.resize(b);
-    for (int64_t key : keyed) {
-      const auto id = static_cast<int32_t>(key >> 32);
-      if (unique.empty() || unique.back() != id) unique.push_back(id);
-      pos[key & 0xffffffff] = static_cast<int32_t>(unique.size() - 1);
-    }
+    for (Eigen::Index i = 0; i < b; ++i) pos[i] = place[ids(i, f)];
   }
 }
+
+namespace {
+
+// The gather and the scatter, with the row width K fixed at compile time where it is the
+// common one (K = Eigen::Dynamic otherwise): the same element-wise copies and sums.
+template <int K>
+void gather_rows(const RowMatrixXi& ids, const std::vector<RowMatrixXf>& tables, int first, int k,
+                 RowMatrixXf& e) {
+  using Row = Eigen::Map<const Eigen::Matrix<float, 1, K>>;
+  using Out = Eigen::Map<Eigen::Matrix<float, 1, K>>;
+  const Eigen::Index b = ids.rows(), num_fields = ids.cols();
+  for (Eigen::Index i = 0; i < b; ++i)
+    for (Eigen::Index f = 0; f < num_fields; ++f)
+      Out(e.row(i).data() + f * k, k) = Row(tables[first + f].row(ids(i, f)).data(), k);
+}
+
+template <int K>
+void scatter_rows(const std::vector<int32_t>& pos, const RowMatrixXf& de, Eigen::Index offset,
+                  int k, RowMatrixXf& values) {
+  using In = Eigen::Map<const Eigen::Matrix<float, 1, K>>;
+  using Row = Eigen::Map<Eigen::Matrix<float, 1, K>>;
+  for (Eigen::Index i = 0; i < de.rows(); ++i)
+    Row(values.row(pos[i]).data(), k) += In(de.row(i).data() + offset, k);
+}
+
+}  // namespace
 
 void embedding_forward(const RowMatrixXi& ids, const std::vector<RowMatrixXf>& tables, int first,
                        RowMatrixXf& e) {
   const Eigen::Index b = ids.rows(), num_fields = ids.cols();
   const int k = static_cast<int>(tables[first].cols());
   e.resize(b, num_fields * k);
-  for (Eigen::Index i = 0; i < b; ++i)
-    for (Eigen::Index f = 0; f < num_fields; ++f)
-      e.row(i).segment(f * k, k) = tables[first + f].row(ids(i, f));
+  if (k == 16) return gather_rows<16>(ids, tables, first, k, e);
+  gather_rows<Eigen::Dynamic>(ids, tables, first, k, e);
 }
 
 void embedding_backward(const FieldGroups& groups, const RowMatrixXf& de, int k, int first,
                         std::vector<SparseRows>& grads) {
-  const Eigen::Index b = de.rows();
   for (size_t f = 0; f < groups.unique_ids.size(); ++f) {
     SparseRows& g = grads[first + f];
     g.rows = groups.unique_ids[f];
     g.values.setZero(static_cast<Eigen::Index>(g.rows.size()), k);
-    const auto& pos = groups.position[f];
-    for (Eigen::Index i = 0; i < b; ++i) g.values.row(pos[i]) += de.row(i).segment(f * k, k);
+    const Eigen::Index offset = static_cast<Eigen::Index>(f) * k;
+    if (k == 16) {
+      scatter_rows<16>(groups.position[f], de, offset, k, g.values);
+    } else {
+      scatter_rows<Eigen::Dynamic>(groups.position[f], de, offset, k, g.values);
+    }
   }
 }
 
@@ -134,12 +164,26 @@ void fm_forward(const RowMatrixXf& e, int num_fields, int k, Eigen::VectorXf& y,
   y = 0.5f * (sum.rowwise().squaredNorm() - e.rowwise().squaredNorm());
 }
 
+namespace {
+
+template <int K>
+void fm_backward_rows(const RowMatrixXf& e, int num_fields, int k, const RowMatrixXf& sum,
+                      const Eigen::VectorXf& dy, RowMatrixXf& de) {
+  using In = Eigen::Map<const Eigen::Array<float, 1, K>>;
+  using Out = Eigen::Map<Eigen::Array<float, 1, K>>;
+  for (Eigen::Index i = 0; i < e.rows(); ++i) {
+    const In s(sum.row(i).data(), k);
+    for (int f = 0; f < num_fields; ++f)
+      Out(de.row(i).data() + f * k, k) += (s - In(e.row(i).data() + f * k, k)) * dy[i];
+  }
+}
+
+}  // namespace
+
 void fm_backward(const RowMatrixXf& e, int num_fields, int k, const RowMatrixXf& sum,
                  const Eigen::VectorXf& dy, RowMatrixXf& de) {
-  for (int f = 0; f < num_fields; ++f) {
-    de.middleCols(f * k, k).array() +=
-        (sum - e.middleCols(f * k, k)).array().colwise() * dy.array();
-  }
+  if (k == 16) return fm_backward_rows<16>(e, num_fields, k, sum, dy, de);
+  fm_backward_rows<Eigen::Dynamic>(e, num_fields, k, sum, dy, de);
 }
 
 void dot_interaction_forward(const RowMatrixXf& z, int n, int k, RowMatrixXf& p, int offset) {

@@ -4,8 +4,11 @@
 
 #include <cmath>
 #include <random>
+#include <set>
+#include <tuple>
 
 #include "base/error.h"
+#include "models/layers.h"
 
 namespace gbasim {
 namespace {
@@ -32,10 +35,10 @@ Batch tiny_batch() {
   return b;
 }
 
-ModelConfig tiny_config(ModelKind kind) {
+ModelConfig tiny_config(ModelKind kind, int embedding_dim = 4) {
   ModelConfig c;
   c.kind = kind;
-  c.embedding_dim = 4;
+  c.embedding_dim = embedding_dim;
   c.mlp = {8, 6};
   c.bottom_mlp = {5};
   return c;
@@ -73,10 +76,17 @@ void expect_close(double analytic, double fd, const std::string& what) {
   EXPECT_NEAR(analytic, fd, 2e-4 + 2e-2 * std::abs(fd)) << what;
 }
 
-class GradientCheck : public ::testing::TestWithParam<ModelKind> {};
+// Every model at embedding dimension 4 and at 16, the width the embedding and FM code
+// handles with fixed-size rows.
+class GradientCheck : public ::testing::TestWithParam<std::tuple<ModelKind, int>> {
+ protected:
+  static ModelConfig config() {
+    return tiny_config(std::get<0>(GetParam()), std::get<1>(GetParam()));
+  }
+};
 
 TEST_P(GradientCheck, DenseBlocksMatchFiniteDifferences) {
-  const Model model(tiny_config(GetParam()), kCards, kDense);
+  const Model model(config(), kCards, kDense);
   const Batch batch = tiny_batch();
   Parameters p = lively_parameters(model);
   Gradient g;
@@ -93,7 +103,7 @@ TEST_P(GradientCheck, DenseBlocksMatchFiniteDifferences) {
 }
 
 TEST_P(GradientCheck, TableRowsMatchFiniteDifferencesAndOnlyTouchedRowsAppear) {
-  const Model model(tiny_config(GetParam()), kCards, kDense);
+  const Model model(config(), kCards, kDense);
   const Batch batch = tiny_batch();
   Parameters p = lively_parameters(model);
   Gradient g;
@@ -120,7 +130,7 @@ TEST_P(GradientCheck, TableRowsMatchFiniteDifferencesAndOnlyTouchedRowsAppear) {
 }
 
 TEST_P(GradientCheck, DirectionalDerivativeOverAllParameters) {
-  const Model model(tiny_config(GetParam()), kCards, kDense);
+  const Model model(config(), kCards, kDense);
   const Batch batch = tiny_batch();
   const Parameters p = lively_parameters(model);
   Gradient g;
@@ -150,7 +160,7 @@ TEST_P(GradientCheck, DirectionalDerivativeOverAllParameters) {
 }
 
 TEST_P(GradientCheck, ForwardAgreesWithForwardBackward) {
-  const Model model(tiny_config(GetParam()), kCards, kDense);
+  const Model model(config(), kCards, kDense);
   const Batch batch = tiny_batch();
   const Parameters p = lively_parameters(model);
   Eigen::VectorXf logits;
@@ -163,10 +173,43 @@ TEST_P(GradientCheck, ForwardAgreesWithForwardBackward) {
   EXPECT_NEAR(loss_at(model, p, batch), loss / kBatch, 1e-5);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllModels, GradientCheck,
-                         ::testing::Values(ModelKind::kLR, ModelKind::kFM, ModelKind::kDeepFM,
-                                           ModelKind::kWideDeep, ModelKind::kDLRM),
-                         [](const auto& info) { return model_name(info.param); });
+INSTANTIATE_TEST_SUITE_P(
+    AllModels, GradientCheck,
+    ::testing::Combine(::testing::Values(ModelKind::kLR, ModelKind::kFM, ModelKind::kDeepFM,
+                                         ModelKind::kWideDeep, ModelKind::kDLRM),
+                       ::testing::Values(4, 16)),
+    [](const auto& info) {
+      return model_name(std::get<0>(info.param)) + "_dim" +
+             std::to_string(std::get<1>(info.param));
+    });
+
+// FieldGroups against a plain reference (std::set), over batches one after another, so that
+// what one batch leaves in its scratch cannot leak into the next: fields of few and of many
+// values, ids repeated within a field, a field of one value.
+TEST(FieldGroups, SortedUniqueIdsAndEachSamplesPlaceAmongThem) {
+  std::mt19937 rng(17);
+  const std::vector<int> cards = {1, 3, 50, 100000};
+  for (int batch = 0; batch < 20; ++batch) {
+    const int b = 1 + batch * 13;
+    RowMatrixXi ids(b, static_cast<Eigen::Index>(cards.size()));
+    for (Eigen::Index f = 0; f < ids.cols(); ++f) {
+      std::uniform_int_distribution<int> pick(0, cards[f] - 1);
+      for (int i = 0; i < b; ++i) ids(i, f) = pick(rng);
+    }
+    const FieldGroups groups(ids);
+    ASSERT_EQ(groups.unique_ids.size(), cards.size());
+    for (Eigen::Index f = 0; f < ids.cols(); ++f) {
+      std::set<int32_t> distinct;
+      for (int i = 0; i < b; ++i) distinct.insert(ids(i, f));
+      const std::vector<int32_t> expected(distinct.begin(), distinct.end());
+      ASSERT_EQ(groups.unique_ids[f], expected) << "batch " << batch << " field " << f;
+      ASSERT_EQ(groups.position[f].size(), static_cast<size_t>(b));
+      for (int i = 0; i < b; ++i)
+        ASSERT_EQ(groups.unique_ids[f][groups.position[f][i]], ids(i, f))
+            << "batch " << batch << " field " << f << " sample " << i;
+    }
+  }
+}
 
 TEST(Model, FmTermIsHalfTheSquaredSumMinusSumOfSquares) {
   // One sample, two fields: the FM term must be e_0 . e_1 exactly.
