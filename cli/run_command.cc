@@ -25,7 +25,9 @@ int run_run(int argc, char** argv) {
   po::options_description desc(
       "gbasim run --spec FILE [options]\n\n"
       "Simulates one training run on a SimGrid cluster and writes its JSON result.\n"
-      "SimGrid's --cfg=key:value and --log=... arguments are accepted too.\n\nOptions");
+      "SimGrid's --cfg=key:value and --log=... arguments are accepted too.\n"
+      "Environment: GBASIM_DATA_CACHE=DIR keeps generated synthetic data in DIR for later runs\n"
+      "(docs/data.md).\n\nOptions");
   desc.add_options()("help,h", "show this help")(
       "spec", po::value(&spec_path)->value_name("FILE"),
       "experiment spec (JSON; docs/spec.md lists every key)")(

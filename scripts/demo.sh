@@ -6,6 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
+# Every run reads the same synthetic data: generated once, kept here (docs/data.md).
+export GBASIM_DATA_CACHE=${GBASIM_DATA_CACHE:-$PWD/out/data-cache}
 out=results/demo
 logs=out/demo-logs
 mkdir -p "$out" "$logs"

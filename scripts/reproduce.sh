@@ -32,6 +32,8 @@ dir=results/$name
 [ -f "$dir/sweep.json" ] || { echo "reproduce.sh: no experiment '$name' ($dir/sweep.json)" >&2; usage; }
 bash scripts/setup.sh
 bash scripts/build.sh
+# Every run reads the same synthetic data: generated once, kept here (docs/data.md).
+export GBASIM_DATA_CACHE=${GBASIM_DATA_CACHE:-$PWD/out/data-cache}
 [ $fresh -eq 0 ] || rm -rf "$dir/points" "$dir/summary.csv"
 start=$(date +%s)
 ./build/bin/gbasim sweep --spec "$dir/sweep.json" --jobs "$jobs"
