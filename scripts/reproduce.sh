@@ -6,10 +6,17 @@
 # results/NAME/against, if there is one, as its --against reference) are written.
 #
 # Usage: scripts/reproduce.sh NAME [--fresh] [--jobs J]
+#        scripts/reproduce.sh all [--fresh] [--jobs J]
 #   --fresh   remove the experiment's earlier points first (by default finished points are
 #             kept, so that an interrupted reproduction goes on where it stopped)
 #   --jobs J  points run at once (default: the number of cores)
 # Experiments: the folders of results/ that hold a sweep.json (results/README.md).
+#
+# "all" regenerates every experiment of results/ with its seeds, in the order they depend on
+# one another (tune-demo's learning rate is what the others use), each by the command
+# results/README.md gives for it, and prints how long each took (also written to
+# out/reproduce-all.txt). sim-vs-real/ is not among them: it measures this machine's real runs
+# (its README), which no other machine reproduces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 usage() {
@@ -28,6 +35,44 @@ while [ $# -gt 0 ]; do
     *) usage ;;
   esac
 done
+
+if [ "$name" = all ]; then
+  bash scripts/setup.sh
+  bash scripts/build.sh
+  export GBASIM_DATA_CACHE=${GBASIM_DATA_CACHE:-$PWD/out/data-cache}
+  mkdir -p out
+  log=out/reproduce-all.txt
+  options=(--jobs "$jobs")
+  [ $fresh -eq 0 ] || options+=(--fresh)
+  echo "reproduce.sh all: started $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(nproc) cores, $jobs runs at once" | tee "$log"
+  all_start=$(date +%s)
+  step() {  # step NAME COMMAND...: runs it, logs its wall time
+    local what=$1 began
+    shift
+    began=$(date +%s)
+    echo "reproduce.sh all: $what ..." >&2
+    "$@"
+    echo "$what: $(( $(date +%s) - began )) s" | tee -a "$log"
+  }
+  # gbasim tune and compare keep their finished runs in OUT/points too
+  [ $fresh -eq 0 ] || rm -rf results/tune-demo/points results/compare-strained/points
+  step tune-demo ./build/bin/gbasim tune --spec examples/demo.json --out results/tune-demo --jobs "$jobs"
+  step demo bash scripts/demo.sh
+  step compare-strained ./build/bin/gbasim compare --spec examples/compare.json \
+    --with results/tune-demo/tuned.json --out results/compare-strained --jobs "$jobs"
+  step cluster-model /usr/bin/python3 scripts/step_split.py --jobs "$jobs"
+  if [ -f ../shared/traces/alibaba-pai-minibatch/job_1_norm.csv ]; then
+    step trace-replay bash scripts/trace_replay.sh "${options[@]}"
+  else
+    echo "trace-replay: skipped: ../shared/traces/alibaba-pai-minibatch is missing" | tee -a "$log"
+  fi
+  for sweep in severity switch-from-sync gba-iota-decay auto-switch-trace; do
+    step "$sweep" bash scripts/reproduce.sh "$sweep" "${options[@]}"
+  done
+  step published-collectives /usr/bin/python3 scripts/published_collectives.py
+  echo "all: $(( $(date +%s) - all_start )) s" | tee -a "$log"
+  exit 0
+fi
 dir=results/$name
 [ -f "$dir/sweep.json" ] || { echo "reproduce.sh: no experiment '$name' ($dir/sweep.json)" >&2; usage; }
 bash scripts/setup.sh
