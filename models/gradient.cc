@@ -32,30 +32,41 @@ void GradientSum::add(Gradient gradient) {
 
 namespace {
 
-// The union of two sorted row lists, summing the rows they share.
-SparseRows merge(const SparseRows& a, const SparseRows& b) {
+// The union of two sorted row lists, summing the rows they share; rows of K values (K fixed
+// at compile time for the common width, Eigen::Dynamic otherwise).
+template <int K>
+SparseRows merge_rows(const SparseRows& a, const SparseRows& b) {
+  using In = Eigen::Map<const Eigen::Matrix<float, 1, K>>;
+  using Out = Eigen::Map<Eigen::Matrix<float, 1, K>>;
+  const Eigen::Index k = a.values.cols();
   SparseRows out;
-  out.rows.reserve(a.rows.size() + b.rows.size());
-  out.values.resize(static_cast<Eigen::Index>(a.rows.size() + b.rows.size()), a.values.cols());
+  out.rows.resize(a.rows.size() + b.rows.size());
+  out.values.resize(static_cast<Eigen::Index>(a.rows.size() + b.rows.size()), k);
   size_t i = 0, j = 0;
   Eigen::Index n = 0;
   while (i < a.rows.size() || j < b.rows.size()) {
+    Out row(out.values.row(n).data(), k);
     if (j == b.rows.size() || (i < a.rows.size() && a.rows[i] < b.rows[j])) {
-      out.values.row(n) = a.values.row(i);
-      out.rows.push_back(a.rows[i++]);
+      row = In(a.values.row(i).data(), k);
+      out.rows[n] = a.rows[i++];
     } else if (i == a.rows.size() || b.rows[j] < a.rows[i]) {
-      out.values.row(n) = b.values.row(j);
-      out.rows.push_back(b.rows[j++]);
+      row = In(b.values.row(j).data(), k);
+      out.rows[n] = b.rows[j++];
     } else {
-      out.values.row(n) = a.values.row(i) + b.values.row(j);
-      out.rows.push_back(a.rows[i]);
+      row = In(a.values.row(i).data(), k) + In(b.values.row(j).data(), k);
+      out.rows[n] = a.rows[i];
       ++i;
       ++j;
     }
     ++n;
   }
+  out.rows.resize(n);
   out.values.conservativeResize(n, Eigen::NoChange);
   return out;
+}
+
+SparseRows merge(const SparseRows& a, const SparseRows& b) {
+  return a.values.cols() == 16 ? merge_rows<16>(a, b) : merge_rows<Eigen::Dynamic>(a, b);
 }
 
 }  // namespace

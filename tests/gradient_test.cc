@@ -105,45 +105,50 @@ SparseRows merged(const SparseRows& a, const SparseRows& b) {
 
 // Random parts (rows drawn from a small range, so that many are shared; values of all
 // magnitudes and signs, -0 too), summed by GradientSum and by the plain merge: the same rows
-// and the same bits, for every number of parts from 1 to 40.
+// and the same bits, for every number of parts from 1 to 40, on rows of 3 values and of 16
+// (the width the merge handles with fixed-size rows).
 TEST(GradientSum, TreeSumIsThePairwiseMergeToTheBit) {
   std::mt19937 rng(7);
-  for (int m = 1; m <= 40; ++m) {
-    GradientSum sum;
-    std::vector<SparseRows> level;
-    for (int p = 0; p < m; ++p) {
-      std::vector<int32_t> ids;
-      for (int32_t r = 0; r < 60; ++r)
-        if (rng() % 3 == 0) ids.push_back(r);
-      Gradient g;
-      g.dense = Eigen::VectorXf::Zero(1);
-      g.samples = 1;
-      g.tables.resize(1);
-      g.tables[0].rows = ids;
-      g.tables[0].values.resize(static_cast<Eigen::Index>(ids.size()), 3);
-      for (Eigen::Index i = 0; i < g.tables[0].values.size(); ++i) {
-        const float v = std::ldexp(static_cast<float>(static_cast<int>(rng() % 2001) - 1000) / 7.0f,
-                                   static_cast<int>(rng() % 40) - 20);
-        g.tables[0].values.data()[i] = rng() % 17 == 0 ? -0.0f : v;
+  for (const int dim : {3, 16})
+    for (int m = 1; m <= 40; ++m) {
+      GradientSum sum;
+      std::vector<SparseRows> level;
+      for (int p = 0; p < m; ++p) {
+        std::vector<int32_t> ids;
+        for (int32_t r = 0; r < 60; ++r)
+          if (rng() % 3 == 0) ids.push_back(r);
+        Gradient g;
+        g.dense = Eigen::VectorXf::Zero(1);
+        g.samples = 1;
+        g.tables.resize(1);
+        g.tables[0].rows = ids;
+        g.tables[0].values.resize(static_cast<Eigen::Index>(ids.size()), dim);
+        for (Eigen::Index i = 0; i < g.tables[0].values.size(); ++i) {
+          const float v =
+              std::ldexp(static_cast<float>(static_cast<int>(rng() % 2001) - 1000) / 7.0f,
+                         static_cast<int>(rng() % 40) - 20);
+          g.tables[0].values.data()[i] = rng() % 17 == 0 ? -0.0f : v;
+        }
+        level.push_back(g.tables[0]);
+        sum.add(std::move(g));
       }
-      level.push_back(g.tables[0]);
-      sum.add(std::move(g));
+      while (level.size() > 1) {
+        std::vector<SparseRows> next;
+        for (size_t i = 0; i + 1 < level.size(); i += 2)
+          next.push_back(merged(level[i], level[i + 1]));
+        if (level.size() % 2 == 1) next.push_back(level.back());
+        level = std::move(next);
+      }
+      const Gradient g = sum.take(0.375f);
+      const SparseRows& want = level[0];
+      ASSERT_EQ(g.tables[0].rows, want.rows) << m << " parts of width " << dim;
+      ASSERT_EQ(g.tables[0].values.rows(), want.values.rows());
+      for (Eigen::Index i = 0; i < want.values.size(); ++i) {
+        const float a = g.tables[0].values.data()[i], b = want.values.data()[i] * 0.375f;
+        ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0)
+            << m << " parts of width " << dim << ", value " << i << ": " << a << " " << b;
+      }
     }
-    while (level.size() > 1) {
-      std::vector<SparseRows> next;
-      for (size_t i = 0; i + 1 < level.size(); i += 2) next.push_back(merged(level[i], level[i + 1]));
-      if (level.size() % 2 == 1) next.push_back(level.back());
-      level = std::move(next);
-    }
-    const Gradient g = sum.take(0.375f);
-    const SparseRows& want = level[0];
-    ASSERT_EQ(g.tables[0].rows, want.rows) << m << " parts";
-    ASSERT_EQ(g.tables[0].values.rows(), want.values.rows());
-    for (Eigen::Index i = 0; i < want.values.size(); ++i) {
-      const float a = g.tables[0].values.data()[i], b = want.values.data()[i] * 0.375f;
-      ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0) << m << " parts, value " << i << ": " << a << " " << b;
-    }
-  }
 }
 
 TEST(Gradient, ScaleAndBytes) {
