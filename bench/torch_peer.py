@@ -39,51 +39,7 @@ def mlp(widths, relu_last=False):
 
 
 class Ctr(nn.Module):
-    def __init__(self, kind):
-        super().__init__()
-        self.kind = kind
-        self.wide = kind in ("lr", "fm", "deepfm", "widedeep")
-        self.fm = kind in ("fm", "deepfm")
-        self.deep = kind in ("deepfm", "widedeep")
-        self.dlrm = kind == "dlrm"
-        self.bias = nn.Parameter(torch.zeros(1))
-        if self.wide:
-            self.first = nn.ModuleList(nn.Embedding(c, 1, sparse=True) for c in CARDS)
-            self.dense_weight = nn.Linear(DENSE, 1, bias=False)
-        if kind != "lr":
-            self.emb = nn.ModuleList(nn.Embedding(c, DIM, sparse=True) for c in CARDS)
-        if self.deep:
-            self.mlp = mlp([FIELDS * DIM + DENSE, 128, 64, 1])
-        if self.dlrm:
-            self.bottom = mlp([DENSE, 64, DIM], relu_last=True)
-            n = FIELDS + 1
-            self.top = mlp([DIM + n * (n - 1) // 2, 128, 64, 1])
-            self.tri = torch.tril_indices(n, n, offset=-1)
-
-    def forward(self, ids, dense):
-        logit = self.bias.expand(ids.shape[0])
-        if self.wide:
-            logit = logit + sum(t(ids[:, f]).squeeze(1) for f, t in enumerate(self.first))
-            logit = logit + self.dense_weight(dense).squeeze(1)
-        if self.kind == "lr":
-            return logit
-        e = torch.stack([t(ids[:, f]) for f, t in enumerate(self.emb)], dim=1)  # b x F x k
-        if self.fm:
-            s = e.sum(1)
-            logit = logit + 0.5 * (s.pow(2).sum(1) - e.pow(2).sum((1, 2)))
-        if self.deep:
-            logit = logit + self.mlp(torch.cat([e.flatten(1), dense], 1)).squeeze(1)
-        if self.dlrm:
-            xb = self.bottom(dense)
-            z = torch.cat([xb.unsqueeze(1), e], 1)
-            gram = torch.bmm(z, z.transpose(1, 2))
-            dots = gram[:, self.tri[0], self.tri[1]]
-            logit = logit + self.top(torch.cat([xb, dots], 1)).squeeze(1)
-        return logit
-
-
-class FusedCtr(nn.Module):
-    """Ctr with one table for all fields' embeddings and one for their first-order weights."""
+    """The five models' shared part; a subclass holds the tables (first_order, embed)."""
 
     def __init__(self, kind: str):
         super().__init__()
@@ -93,13 +49,8 @@ class FusedCtr(nn.Module):
         self.deep = kind in ("deepfm", "widedeep")
         self.dlrm = kind == "dlrm"
         self.bias = nn.Parameter(torch.zeros(1))
-        self.register_buffer("offsets", torch.tensor(OFFSETS).unsqueeze(0))
-        total = sum(CARDS)
-        self.first = nn.Embedding(total, 1, sparse=True)
         self.dense_weight = nn.Linear(DENSE, 1, bias=False)
-        self.emb = nn.Embedding(total if kind != "lr" else 1, DIM, sparse=True)
-        width = FIELDS * DIM + DENSE if self.deep else 1
-        self.mlp = mlp([width, 128, 64, 1])
+        self.mlp = mlp([FIELDS * DIM + DENSE if self.deep else 1, 128, 64, 1])
         n = FIELDS + 1
         self.bottom = mlp([DENSE, 64, DIM], relu_last=True)
         self.top = mlp([DIM + n * (n - 1) // 2, 128, 64, 1])
@@ -108,13 +59,12 @@ class FusedCtr(nn.Module):
         self.register_buffer("tri_j", tri[1].clone())
 
     def forward(self, ids: torch.Tensor, dense: torch.Tensor) -> torch.Tensor:
-        flat = ids + self.offsets  # b x F rows of the fused tables
         logit = self.bias.expand(ids.shape[0])
         if self.wide:
-            logit = logit + self.first(flat).sum((1, 2)) + self.dense_weight(dense).squeeze(1)
+            logit = logit + self.first_order(ids) + self.dense_weight(dense).squeeze(1)
         if self.kind == "lr":
             return logit
-        e = self.emb(flat)  # b x F x k
+        e = self.embed(ids)  # b x F x k
         if self.fm:
             s = e.sum(1)
             logit = logit + 0.5 * (s.pow(2).sum(1) - e.pow(2).sum((1, 2)))
@@ -129,9 +79,41 @@ class FusedCtr(nn.Module):
         return logit
 
 
+class PerFieldCtr(Ctr):
+    """One nn.Embedding a field (the earlier peer)."""
+
+    def __init__(self, kind: str):
+        super().__init__(kind)
+        self.first = nn.ModuleList(nn.Embedding(c, 1, sparse=True) for c in CARDS)
+        self.emb = nn.ModuleList(nn.Embedding(c, DIM, sparse=True) for c in CARDS)
+
+    def first_order(self, ids):
+        return sum(t(ids[:, f]).squeeze(1) for f, t in enumerate(self.first))
+
+    def embed(self, ids):
+        return torch.stack([t(ids[:, f]) for f, t in enumerate(self.emb)], dim=1)
+
+
+class FusedCtr(Ctr):
+    """One table for all fields' embeddings and one for their first-order weights."""
+
+    def __init__(self, kind: str):
+        super().__init__(kind)
+        self.register_buffer("offsets", torch.tensor(OFFSETS).unsqueeze(0))
+        self.first = nn.Embedding(sum(CARDS), 1, sparse=True)
+        self.emb = nn.Embedding(sum(CARDS), DIM, sparse=True)
+
+    # A field's ids, offset by the sizes of the tables before it, are rows of the fused table.
+    def first_order(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.first(ids + self.offsets).sum((1, 2))
+
+    def embed(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.emb(ids + self.offsets)
+
+
 def time_model(kind, batch, min_time, fused=True, script=False):
     torch.manual_seed(1)
-    model = FusedCtr(kind) if fused else Ctr(kind)
+    model = FusedCtr(kind) if fused else PerFieldCtr(kind)
     sparse = [p for n, p in model.named_parameters() if n.startswith(("first", "emb"))]
     dense = [p for n, p in model.named_parameters() if not n.startswith(("first", "emb"))]
     if script:
