@@ -20,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 usage() {
-  echo "usage: scripts/reproduce.sh NAME [--fresh] [--jobs J]; NAME is one of:" >&2
+  echo "usage: scripts/reproduce.sh NAME|all [--fresh] [--jobs J]; NAME is one of:" >&2
   for d in results/*/sweep.json; do echo "  $(basename "$(dirname "$d")")" >&2; done
   exit 2
 }
