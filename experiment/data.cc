@@ -155,7 +155,6 @@ LoadedData load_data(const DataOptions& o) {
   LoadedData out;
   if (o.criteo_path.empty()) {
     const SyntheticConfig& s = o.synthetic;
-    validate(s);
     out.description = {{"source", "synthetic"},
                        {"train_samples", s.train_samples},
                        {"test_samples", s.test_samples},
