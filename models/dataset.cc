@@ -94,23 +94,25 @@ void ShardIterator::reshuffle() {
   position_ = 0;
 }
 
-Batch ShardIterator::next(int64_t batch_size) {
-  std::vector<int64_t> rows;
-  rows.reserve(batch_size);
-  while (static_cast<int64_t>(rows.size()) < batch_size) {
+std::span<const int64_t> ShardIterator::next_rows(int64_t batch_size) {
+  rows_.clear();
+  rows_.reserve(batch_size);
+  while (static_cast<int64_t>(rows_.size()) < batch_size) {
     if (position_ == shard_size()) {
       ++epoch_;
       reshuffle();
     }
     const int64_t take =
-        std::min(batch_size - static_cast<int64_t>(rows.size()), shard_size() - position_);
-    rows.insert(rows.end(), order_.begin() + position_, order_.begin() + position_ + take);
+        std::min(batch_size - static_cast<int64_t>(rows_.size()), shard_size() - position_);
+    rows_.insert(rows_.end(), order_.begin() + position_, order_.begin() + position_ + take);
     position_ += take;
   }
   samples_read_ += batch_size;
   if (reads_ != nullptr)
-    for (const int64_t row : rows) ++(*reads_)[static_cast<size_t>(row)];
-  return gather(data_, rows);
+    for (const int64_t row : rows_) ++(*reads_)[static_cast<size_t>(row)];
+  return rows_;
 }
+
+Batch ShardIterator::next(int64_t batch_size) { return gather(data_, next_rows(batch_size)); }
 
 }  // namespace gbasim

@@ -58,6 +58,10 @@ class ShardIterator {
   ShardIterator(const Dataset& data, int worker, int num_workers, uint64_t seed);
 
   Batch next(int64_t batch_size);
+  // The rows of data() the next batch reads, in its order (next() gathers these): valid until
+  // the next call.
+  std::span<const int64_t> next_rows(int64_t batch_size);
+  const Dataset& data() const { return data_; }
   // Counts every sample handed out from now on in (*reads)[row] (sized to the data set);
   // nullptr stops counting.
   void count_reads(std::vector<uint32_t>* reads) { reads_ = reads; }
@@ -76,6 +80,7 @@ class ShardIterator {
   int64_t epoch_ = 0;
   int64_t samples_read_ = 0;
   std::vector<uint32_t>* reads_ = nullptr;
+  std::vector<int64_t> rows_;  // next_rows's
 };
 
 }  // namespace gbasim

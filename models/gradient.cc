@@ -83,8 +83,8 @@ std::vector<int32_t> FirstSeen::take() {
 SparseRows GradientSum::union_of_rows(size_t t) {
   SparseRows out;
   for (const auto& part : parts_) {
-    union_.reserve(part[t].rows.size());
-    for (int32_t row : part[t].rows) union_.add(row);
+    const std::vector<int32_t>& rows = part[t].rows;
+    union_.add_each(rows.size(), [&](size_t k) { return rows[k]; });
   }
   out.rows = union_.take();
   out.values.resize(static_cast<Eigen::Index>(out.rows.size()), 0);

@@ -39,13 +39,28 @@ class FirstSeen {
   void reserve(size_t n) {
     if (ids_.size() < count_ + n) ids_.resize(count_ + n);
   }
-  void add(int32_t id) {
-    const auto i = static_cast<uint32_t>(id);
-    if (i / 64 >= seen_.size()) seen_.resize(i / 64 + 1, 0);
-    const uint64_t word = seen_[i / 64], bit = uint64_t{1} << (i % 64);
-    ids_[count_] = id;
-    count_ += (word & bit) == 0;
-    seen_[i / 64] = word | bit;
+  // Adds id(0), ..., id(n - 1), with room made for them. The loop keeps its pointers and
+  // count in locals: a store to the 64-bit words could otherwise alias count_, reloaded and
+  // stored again at every id.
+  template <typename Id>
+  void add_each(size_t n, Id id) {
+    reserve(n);
+    int32_t* out = ids_.data();
+    uint64_t* seen = seen_.data();
+    size_t words = seen_.size(), count = count_;
+    for (size_t k = 0; k < n; ++k) {
+      const auto i = static_cast<uint32_t>(id(k));
+      if (i / 64 >= words) {
+        seen_.resize(i / 64 + 1, 0);
+        seen = seen_.data();
+        words = seen_.size();
+      }
+      const uint64_t word = seen[i / 64], bit = uint64_t{1} << (i % 64);
+      out[count] = static_cast<int32_t>(i);
+      count += (word & bit) == 0;
+      seen[i / 64] = word | bit;
+    }
+    count_ = count;
   }
   // The distinct ids added since the last take(), which forgets them.
   std::vector<int32_t> take();

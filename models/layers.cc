@@ -93,8 +93,7 @@ FieldGroups::FieldGroups(const RowMatrixXi& ids) {
   thread_local FirstSeen seen;
   thread_local std::vector<int32_t> place;
   for (Eigen::Index f = 0; f < num_fields; ++f) {
-    seen.reserve(static_cast<size_t>(b));
-    for (Eigen::Index i = 0; i < b; ++i) seen.add(ids(i, f));
+    seen.add_each(static_cast<size_t>(b), [&](size_t i) { return ids(static_cast<Eigen::Index>(i), f); });
     auto& unique = unique_ids[f];
     unique = seen.take();
     std::sort(unique.begin(), unique.end());

@@ -3,28 +3,34 @@
 namespace gbasim {
 
 RowsByOwner rows_by_owner(const Gradient& g, const std::vector<int64_t>& dims, int owners) {
-  RowsByOwner counts{std::vector<double>(owners, 0.0), std::vector<double>(owners, 0.0)};
+  // Integer counts over all tables, then into the doubles once: exact (as any sum of whole
+  // numbers below 2^53), and O(rows + owners) rather than O(rows + tables x owners), which
+  // matters for an all-to-all's thousands of owners.
+  std::vector<int64_t> rows(owners, 0), values(owners, 0);
   const auto n = static_cast<uint64_t>(owners);
-  // Counts of each table first (integers), then into the doubles: exact, as any sum of
-  // whole numbers below 2^53.
-  std::vector<int64_t> here(owners);
   for (size_t t = 0; t < g.tables.size(); ++t) {
+    const std::vector<int32_t>& ids = g.tables[t].rows;
+    const int64_t dim = dims[t];
     if (owners == 1) {
-      here[0] = static_cast<int64_t>(g.tables[t].rows.size());
+      rows[0] += static_cast<int64_t>(ids.size());
+      values[0] += static_cast<int64_t>(ids.size()) * dim;
+      continue;
+    }
+    auto hash = [t](int32_t row) { return static_cast<uint64_t>(row) * 0x9e3779b97f4a7c15ULL + t; };
+    auto count = [&](uint64_t p) {
+      ++rows[p];
+      values[p] += dim;
+    };
+    if ((n & (n - 1)) == 0) {  // a power of two: the same remainder, without a division
+      for (int32_t row : ids) count(hash(row) & (n - 1));
     } else {
-      std::fill(here.begin(), here.end(), 0);
-      const auto& rows = g.tables[t].rows;
-      auto hash = [t](int32_t row) { return static_cast<uint64_t>(row) * 0x9e3779b97f4a7c15ULL + t; };
-      if ((n & (n - 1)) == 0) {  // a power of two: the same remainder, without a division
-        for (int32_t row : rows) ++here[hash(row) & (n - 1)];
-      } else {
-        for (int32_t row : rows) ++here[hash(row) % n];
-      }
+      for (int32_t row : ids) count(hash(row) % n);
     }
-    for (int p = 0; p < owners; ++p) {
-      counts.rows[p] += static_cast<double>(here[p]);
-      counts.values[p] += static_cast<double>(here[p] * dims[t]);
-    }
+  }
+  RowsByOwner counts{std::vector<double>(owners), std::vector<double>(owners)};
+  for (int p = 0; p < owners; ++p) {
+    counts.rows[p] = static_cast<double>(rows[p]);
+    counts.values[p] = static_cast<double>(values[p]);
   }
   return counts;
 }

@@ -31,7 +31,7 @@ class ShardedServer : public Server {
 
   Gradient pull(int w, const Admission&) override {
     Gradient grad;
-    training_.gradient_of(training_.next_batch(w), grad);
+    training_.next_gradient(w, grad);
     const double start = sg4::Engine::get_clock();
     const auto& servers = cluster_.servers();
     const int shards = static_cast<int>(servers.size());

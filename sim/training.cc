@@ -61,6 +61,23 @@ Training::Training(const ExperimentSpec& spec, SimulationCost& cost)
   for (const auto& table : params_.tables) dims_.push_back(table.cols());
 }
 
+// Each field's unique ids in the order they first appear, without a sort: the rows' order
+// matters to nothing timing reads.
+template <typename Id>
+void Training::rows_of(int64_t b, int64_t fields, Id id, Gradient& grad) {
+  grad = Gradient{};
+  grad.samples = b;
+  grad.tables.resize(dims_.size());
+  for (int64_t f = 0; f < std::min<int64_t>(fields, static_cast<int64_t>(grad.tables.size())); ++f) {
+    first_seen_.add_each(static_cast<size_t>(b), [&](size_t i) { return id(static_cast<int64_t>(i), f); });
+    grad.tables[f].rows = first_seen_.take();
+  }
+  for (size_t t = 0; t < dims_.size(); ++t) {
+    if (t >= static_cast<size_t>(fields)) grad.tables[t].rows = grad.tables[t % fields].rows;
+    grad.tables[t].values.resize(static_cast<Eigen::Index>(grad.tables[t].rows.size()), 0);
+  }
+}
+
 void Training::gradient_of(const Batch& batch, Gradient& grad) {
   if (!timing_only_) {
     const auto start = WallClock::now();
@@ -68,21 +85,23 @@ void Training::gradient_of(const Batch& batch, Gradient& grad) {
     cost_.math_s += seconds_since(start);
     return;
   }
-  // Each field's unique ids in the order they first appear, without a sort: the rows' order
-  // matters to nothing timing reads.
-  const Eigen::Index b = batch.ids.rows(), fields = batch.ids.cols();
-  grad = Gradient{};
-  grad.samples = batch.size();
-  grad.tables.resize(dims_.size());
-  for (Eigen::Index f = 0; f < std::min<Eigen::Index>(fields, grad.tables.size()); ++f) {
-    first_seen_.reserve(static_cast<size_t>(b));
-    for (Eigen::Index i = 0; i < b; ++i) first_seen_.add(batch.ids(i, f));
-    grad.tables[f].rows = first_seen_.take();
+  rows_of(batch.ids.rows(), batch.ids.cols(),
+          [&](int64_t i, int64_t f) { return batch.ids(i, f); }, grad);
+}
+
+void Training::next_gradient(int worker, Gradient& grad) {
+  if (!timing_only_) {
+    gradient_of(next_batch(worker), grad);
+    return;
   }
-  for (size_t t = 0; t < dims_.size(); ++t) {
-    if (t >= static_cast<size_t>(fields)) grad.tables[t].rows = grad.tables[t % fields].rows;
-    grad.tables[t].values.resize(static_cast<Eigen::Index>(grad.tables[t].rows.size()), 0);
-  }
+  // The rows the batch would copy, read where they are.
+  ShardIterator& shard = shards_[shard_of_[worker]];
+  const std::span<const int64_t> rows = shard.next_rows(local_batch(worker));
+  const Dataset& data = shard.data();
+  const int32_t* ids = data.ids.data();
+  const int64_t fields = data.num_fields;
+  rows_of(static_cast<int64_t>(rows.size()), fields,
+          [&](int64_t i, int64_t f) { return ids[rows[i] * fields + f]; }, grad);
 }
 
 bool Training::wait_for_admission(int worker, Admission& admission, Mode& mode) {

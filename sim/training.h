@@ -74,6 +74,9 @@ class Training {
   // (the unique ids of each field, in the model's table order, in the order the batch first
   // reads them rather than sorted), which is all timing needs.
   void gradient_of(const Batch& batch, Gradient& grad);
+  // gradient_of(next_batch(worker)), in timing-only mode read from the data set's rows
+  // without copying them into a batch.
+  void next_gradient(int worker, Gradient& grad);
 
   // Blocks until the rule in force admits `worker` or the run stops; false when it stopped.
   // `mode` is the mode in force at the admission.
@@ -120,6 +123,11 @@ class Training {
   std::vector<int> shard_of_;  // a worker's entry of shards_
   std::vector<uint32_t> reads_;
   FirstSeen first_seen_;  // timing-only: a field's unique ids
+
+  // Timing-only: each field's unique ids of a batch of b samples, the id of sample i in
+  // field f being id(i, f).
+  template <typename Id>
+  void rows_of(int64_t b, int64_t fields, Id id, Gradient& grad);
   std::vector<WorkerStats> stats_;
   sg4::MutexPtr mutex_;
   sg4::ConditionVariablePtr updated_;

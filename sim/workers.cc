@@ -91,7 +91,7 @@ Workers::StepEnd Workers::take_step(int w, int64_t step) {
 // gradient, local optimizer work, then the step.
 void Workers::sync_step(int w, int64_t step, const Admission& admission) {
   Gradient grad;
-  training_.gradient_of(training_.next_batch(w), grad);
+  training_.next_gradient(w, grad);
   const EmbeddingExchange exchange = training_.spec().cluster.embedding_exchange;
   const auto& dims = training_.table_dims();
   // The collectives are those of w's pool, w its rank i there.

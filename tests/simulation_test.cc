@@ -9,13 +9,53 @@
 #include <cmath>
 #include <fstream>
 #include <iomanip>
+#include <random>
 
 #include "models/layers.h"
 #include "sim/cluster.h"
+#include "sim/messages.h"
 #include "models/synthetic.h"
 
 namespace gbasim {
 namespace {
+
+// A gradient's rows by owner are the sums of its rows' one by one: each row lands at one
+// owner with its own table's dimension, whatever the number of owners (one, a power of two
+// counted without a division, any other, more owners than rows).
+TEST(RowsByOwner, AreTheSumOfEachRowsOwnOwner) {
+  const std::vector<int64_t> dims = {4, 16, 8};
+  Gradient g;
+  g.tables.resize(dims.size());
+  std::mt19937 rng(7);
+  for (size_t t = 0; t < dims.size(); ++t) {
+    for (int32_t row = 0; row < 1500; ++row)
+      if (rng() % 3 == 0) g.tables[t].rows.push_back(row);
+  }
+  for (int owners : {1, 3, 4, 7, 64, 1000, 20000}) {
+    std::vector<double> rows(owners, 0.0), values(owners, 0.0);
+    for (size_t t = 0; t < dims.size(); ++t) {
+      for (int32_t row : g.tables[t].rows) {
+        Gradient one;
+        one.tables.resize(dims.size());
+        one.tables[t].rows = {row};
+        const RowsByOwner single = rows_by_owner(one, dims, owners);
+        int holders = 0;
+        for (int p = 0; p < owners; ++p) {
+          if (single.rows[p] == 0.0) continue;
+          ++holders;
+          EXPECT_EQ(single.rows[p], 1.0);
+          EXPECT_EQ(single.values[p], static_cast<double>(dims[t]));
+          rows[p] += 1.0;
+          values[p] += static_cast<double>(dims[t]);
+        }
+        ASSERT_EQ(holders, 1) << "table " << t << " row " << row << ", " << owners << " owners";
+      }
+    }
+    const RowsByOwner all = rows_by_owner(g, dims, owners);
+    EXPECT_EQ(all.rows, rows) << owners << " owners";
+    EXPECT_EQ(all.values, values) << owners << " owners";
+  }
+}
 
 nlohmann::ordered_json simulate(const ExperimentSpec& spec) {
   xbt_log_control_set("root.thres:critical");
