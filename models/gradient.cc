@@ -1,6 +1,7 @@
 #include "models/gradient.h"
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 
 namespace gbasim {
@@ -32,41 +33,105 @@ void GradientSum::add(Gradient gradient) {
 
 namespace {
 
-// The union of two sorted row lists, summing the rows they share; rows of K values (K fixed
-// at compile time for the common width, Eigen::Dynamic otherwise).
+using Parts = std::vector<const SparseRows*>;  // one table's parts, in the order of adding
+
+// One part's row `index`.
+struct Entry {
+  int32_t part, index;
+};
+
+// Where each row of a table's sum comes from: the union of the parts' rows, sorted, and for
+// each of its rows the parts' rows that hold it, in the order of the parts.
+struct SumPlan {
+  std::vector<int32_t> rows;
+  std::vector<int32_t> start;  // rows[r]'s entries are entries[start[r], start[r + 1])
+  std::vector<Entry> entries;
+  int span = 1, depth = 1;  // parts under the tree's root (a power of two), its levels
+};
+
+SumPlan plan_sum(const Parts& parts, FirstSeen& seen) {
+  thread_local std::vector<int32_t> place;  // a row's place in the union, indexed by row
+  SumPlan plan;
+  size_t total = 0;
+  for (const SparseRows* part : parts) {
+    seen.add_each(part->rows.size(), [&](size_t i) { return part->rows[i]; });
+    total += part->rows.size();
+  }
+  plan.rows = seen.take_sorted();
+  const size_t u = plan.rows.size();
+  if (!plan.rows.empty() && place.size() <= static_cast<size_t>(plan.rows.back()))
+    place.resize(static_cast<size_t>(plan.rows.back()) + 1);
+  for (size_t r = 0; r < u; ++r) place[plan.rows[r]] = static_cast<int32_t>(r);
+  // A counting sort of the parts' rows by place.
+  plan.start.assign(u + 1, 0);
+  for (const SparseRows* part : parts)
+    for (const int32_t row : part->rows) ++plan.start[place[row] + 1];
+  for (size_t r = 0; r < u; ++r) plan.start[r + 1] += plan.start[r];
+  plan.entries.resize(total);
+  std::vector<int32_t> next(plan.start.begin(), plan.start.end() - 1);
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const std::vector<int32_t>& rows = parts[p]->rows;
+    for (size_t i = 0; i < rows.size(); ++i)
+      plan.entries[next[place[rows[i]]]++] = {static_cast<int32_t>(p), static_cast<int32_t>(i)};
+  }
+  while (plan.span < static_cast<int>(parts.size())) {
+    plan.span *= 2;
+    ++plan.depth;
+  }
+  return plan;
+}
+
+// The sum of the rows `e[0..m)` over the balanced tree that merging the parts pairwise, level
+// by level, builds: at level L, node j covers parts [j 2^L, (j + 1) 2^L), and a node is its
+// left half plus its right half, or the one half that holds any of the rows. Written to
+// `out`; `scratch` holds a row for each level below.
 template <int K>
-SparseRows merge_rows(const SparseRows& a, const SparseRows& b) {
+void tree_row(const Parts& parts, const Entry* e, int m, int lo, int span, Eigen::Index k,
+              float* out, float* scratch) {
   using In = Eigen::Map<const Eigen::Matrix<float, 1, K>>;
   using Out = Eigen::Map<Eigen::Matrix<float, 1, K>>;
-  const Eigen::Index k = a.values.cols();
-  SparseRows out;
-  out.rows.resize(a.rows.size() + b.rows.size());
-  out.values.resize(static_cast<Eigen::Index>(a.rows.size() + b.rows.size()), k);
-  size_t i = 0, j = 0;
-  Eigen::Index n = 0;
-  while (i < a.rows.size() || j < b.rows.size()) {
-    Out row(out.values.row(n).data(), k);
-    if (j == b.rows.size() || (i < a.rows.size() && a.rows[i] < b.rows[j])) {
-      row = In(a.values.row(i).data(), k);
-      out.rows[n] = a.rows[i++];
-    } else if (i == a.rows.size() || b.rows[j] < a.rows[i]) {
-      row = In(b.values.row(j).data(), k);
-      out.rows[n] = b.rows[j++];
-    } else {
-      row = In(a.values.row(i).data(), k) + In(b.values.row(j).data(), k);
-      out.rows[n] = a.rows[i];
-      ++i;
-      ++j;
+  while (m > 1) {
+    const int half = span / 2, mid = lo + half;
+    int left = 0;
+    while (left < m && e[left].part < mid) ++left;
+    if (left > 0 && left < m) {
+      tree_row<K>(parts, e, left, lo, half, k, out, scratch + k);
+      tree_row<K>(parts, e + left, m - left, mid, half, k, scratch, scratch + k);
+      Out(out, k) = Out(out, k) + In(scratch, k);
+      return;
     }
-    ++n;
+    if (left == 0) lo = mid;  // every row is in one half: that half's node is the sum
+    span = half;
   }
-  out.rows.resize(n);
-  out.values.conservativeResize(n, Eigen::NoChange);
+  Out(out, k) = In(parts[e[0].part]->values.row(e[0].index).data(), k);
+}
+
+// Each row of the plan summed over the tree: every value read once, where merging the parts
+// pairwise would copy it once a level; the same sums, to the bit.
+template <int K>
+SparseRows sum_by_plan(const SumPlan& plan, const Parts& parts, Eigen::Index k) {
+  SparseRows out;
+  out.rows = plan.rows;
+  const auto u = static_cast<Eigen::Index>(plan.rows.size());
+  out.values.resize(u, k);
+  std::vector<float> scratch(static_cast<size_t>(plan.depth * k));
+  for (Eigen::Index r = 0; r < u; ++r) {
+    tree_row<K>(parts, plan.entries.data() + plan.start[r], plan.start[r + 1] - plan.start[r], 0,
+                plan.span, k, out.values.row(r).data(), scratch.data());
+  }
   return out;
 }
 
-SparseRows merge(const SparseRows& a, const SparseRows& b) {
-  return a.values.cols() == 16 ? merge_rows<16>(a, b) : merge_rows<Eigen::Dynamic>(a, b);
+SparseRows sum_by_plan(const SumPlan& plan, const Parts& parts, Eigen::Index k) {
+  return k == 16  ? sum_by_plan<16>(plan, parts, k)
+         : k == 1 ? sum_by_plan<1>(plan, parts, k)  // first-order weights
+                  : sum_by_plan<Eigen::Dynamic>(plan, parts, k);
+}
+
+bool same_rows(const Parts& a, const Parts& b) {
+  for (size_t p = 0; p < a.size(); ++p)
+    if (a[p]->rows != b[p]->rows) return false;
+  return true;
 }
 
 }  // namespace
@@ -74,6 +139,28 @@ SparseRows merge(const SparseRows& a, const SparseRows& b) {
 std::vector<int32_t> FirstSeen::take() {
   std::vector<int32_t> ids(ids_.begin(), ids_.begin() + static_cast<ptrdiff_t>(count_));
   for (const int32_t id : ids) seen_[static_cast<uint32_t>(id) / 64] = 0;
+  count_ = 0;
+  return ids;
+}
+
+std::vector<int32_t> FirstSeen::take_sorted() {
+  if (count_ == 0) return {};
+  const auto [low, high] = std::minmax_element(ids_.begin(), ids_.begin() + static_cast<ptrdiff_t>(count_));
+  const size_t first = static_cast<uint32_t>(*low) / 64, last = static_cast<uint32_t>(*high) / 64;
+  size_t log = 1;
+  while ((size_t{1} << log) < count_) ++log;
+  if (last - first + 1 > 4 * count_ * log) {  // sparse: sorting costs less than the scan
+    std::vector<int32_t> ids = take();
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+  std::vector<int32_t> ids;
+  ids.reserve(count_);
+  for (size_t w = first; w <= last; ++w) {
+    for (uint64_t word = seen_[w]; word != 0; word &= word - 1)
+      ids.push_back(static_cast<int32_t>(w * 64 + static_cast<size_t>(std::countr_zero(word))));
+    seen_[w] = 0;
+  }
   count_ = 0;
   return ids;
 }
@@ -91,31 +178,34 @@ SparseRows GradientSum::union_of_rows(size_t t) {
   return out;
 }
 
-// Each table's parts are merged pairwise, level by level (parts 0+1, 2+3, ..., then the
-// results alike): O(rows log parts), in a fixed order.
+// Each table's parts are summed over a balanced tree of the order of adding (sum_by_plan):
+// O(rows), in a fixed order. Tables whose parts hold the same rows (a field's embedding and
+// its first-order weights) share one plan.
 Gradient GradientSum::take(float scale) {
   Gradient sum;
   sum.dense = std::move(dense_) * scale;
   sum.samples = samples_;
   const size_t tables = parts_.empty() ? 0 : parts_[0].size();
   sum.tables.resize(tables);
+  std::vector<Parts> parts(tables);
+  std::vector<SumPlan> plans;
+  std::vector<std::pair<size_t, size_t>> planned;  // (table, its plan)
   for (size_t t = 0; t < tables; ++t) {
     if (std::all_of(parts_.begin(), parts_.end(), [&](const auto& p) { return p[t].values.cols() == 0; })) {
       sum.tables[t] = union_of_rows(t);
       continue;
     }
-    std::vector<SparseRows> level;
-    level.reserve(parts_.size());
-    for (auto& part : parts_) level.push_back(std::move(part[t]));
-    while (level.size() > 1) {
-      std::vector<SparseRows> next;
-      next.reserve((level.size() + 1) / 2);
-      for (size_t i = 0; i + 1 < level.size(); i += 2)
-        next.push_back(merge(level[i], level[i + 1]));
-      if (level.size() % 2 == 1) next.push_back(std::move(level.back()));
-      level = std::move(next);
+    for (const auto& part : parts_) parts[t].push_back(&part[t]);
+    size_t plan = plans.size();
+    for (const auto& [s, its] : planned) {
+      if (same_rows(parts[s], parts[t])) {
+        plan = its;
+        break;
+      }
     }
-    sum.tables[t] = std::move(level[0]);
+    if (plan == plans.size()) plans.push_back(plan_sum(parts[t], union_));
+    planned.emplace_back(t, plan);
+    sum.tables[t] = sum_by_plan(plans[plan], parts[t], parts_[0][t].values.cols());
     sum.tables[t].values *= scale;
   }
   dense_ = Eigen::VectorXf();

@@ -64,6 +64,8 @@ class FirstSeen {
   }
   // The distinct ids added since the last take(), which forgets them.
   std::vector<int32_t> take();
+  // The same, sorted: read off the bits in order where they are dense enough, else sorted.
+  std::vector<int32_t> take_sorted();
 
  private:
   std::vector<uint64_t> seen_;
@@ -72,10 +74,11 @@ class FirstSeen {
 };
 
 // A running sum of many gradients: dense parts are added at once, sparse parts are kept and
-// merged pairwise when the sum is taken, so summing M gradients costs O(rows log M) instead
-// of the O(M x rows) of merging them one by one into a growing buffer. Rows present in
-// several parts are summed in a fixed order (a balanced tree over the order of adding).
-// Rows without values (a timing-only run's) are only united, in O(rows).
+// summed when the sum is taken, each row's values read once, so summing M gradients costs
+// O(rows) instead of the O(M x rows) of merging them one by one into a growing buffer. Rows
+// present in several parts are summed in a fixed order: the balanced tree over the order of
+// adding that merging the parts pairwise, level by level, builds. Rows without values (a
+// timing-only run's) are only united, in O(rows).
 class GradientSum {
  public:
   void add(Gradient gradient);

@@ -104,49 +104,68 @@ SparseRows merged(const SparseRows& a, const SparseRows& b) {
 }
 
 // Random parts (rows drawn from a small range, so that many are shared; values of all
-// magnitudes and signs, -0 too), summed by GradientSum and by the plain merge: the same rows
-// and the same bits, for every number of parts from 1 to 40, on rows of 3 values and of 16
-// (the width the merge handles with fixed-size rows).
+// magnitudes and signs, -0 too), summed by GradientSum and by the plain pairwise merge, level
+// by level: the same rows and the same bits, for every number of parts from 1 to 40. Each
+// gradient has three tables: rows of 3 or of 16 values (the width summed with fixed-size
+// rows); rows of 1 value on the same rows (a field's first-order weights, which share the
+// first table's plan); and rows of the first width on as many rows as the first table's, in
+// every other part the same ones (a plan must not be shared on partly equal rows).
 TEST(GradientSum, TreeSumIsThePairwiseMergeToTheBit) {
   std::mt19937 rng(7);
+  auto random_ids = [&] {
+    std::vector<int32_t> ids;
+    for (int32_t r = 0; r < 60; ++r)
+      if (rng() % 3 == 0) ids.push_back(r);
+    return ids;
+  };
+  auto random_rows = [&](std::vector<int32_t> ids, int dim) {
+    SparseRows rows;
+    rows.rows = std::move(ids);
+    rows.values.resize(static_cast<Eigen::Index>(rows.rows.size()), dim);
+    for (Eigen::Index i = 0; i < rows.values.size(); ++i) {
+      const float v = std::ldexp(static_cast<float>(static_cast<int>(rng() % 2001) - 1000) / 7.0f,
+                                 static_cast<int>(rng() % 40) - 20);
+      rows.values.data()[i] = rng() % 17 == 0 ? -0.0f : v;
+    }
+    return rows;
+  };
+  auto shifted = [](std::vector<int32_t> ids) {  // as many rows, others
+    for (int32_t& id : ids) ++id;
+    return ids;
+  };
   for (const int dim : {3, 16})
     for (int m = 1; m <= 40; ++m) {
       GradientSum sum;
-      std::vector<SparseRows> level;
+      std::vector<std::vector<SparseRows>> levels(3);
       for (int p = 0; p < m; ++p) {
-        std::vector<int32_t> ids;
-        for (int32_t r = 0; r < 60; ++r)
-          if (rng() % 3 == 0) ids.push_back(r);
         Gradient g;
         g.dense = Eigen::VectorXf::Zero(1);
         g.samples = 1;
-        g.tables.resize(1);
-        g.tables[0].rows = ids;
-        g.tables[0].values.resize(static_cast<Eigen::Index>(ids.size()), dim);
-        for (Eigen::Index i = 0; i < g.tables[0].values.size(); ++i) {
-          const float v =
-              std::ldexp(static_cast<float>(static_cast<int>(rng() % 2001) - 1000) / 7.0f,
-                         static_cast<int>(rng() % 40) - 20);
-          g.tables[0].values.data()[i] = rng() % 17 == 0 ? -0.0f : v;
-        }
-        level.push_back(g.tables[0]);
+        const std::vector<int32_t> ids = random_ids();
+        g.tables = {random_rows(ids, dim), random_rows(ids, 1),
+                    random_rows(p % 2 == 0 ? ids : shifted(ids), dim)};
+        for (size_t t = 0; t < 3; ++t) levels[t].push_back(g.tables[t]);
         sum.add(std::move(g));
       }
-      while (level.size() > 1) {
-        std::vector<SparseRows> next;
-        for (size_t i = 0; i + 1 < level.size(); i += 2)
-          next.push_back(merged(level[i], level[i + 1]));
-        if (level.size() % 2 == 1) next.push_back(level.back());
-        level = std::move(next);
-      }
       const Gradient g = sum.take(0.375f);
-      const SparseRows& want = level[0];
-      ASSERT_EQ(g.tables[0].rows, want.rows) << m << " parts of width " << dim;
-      ASSERT_EQ(g.tables[0].values.rows(), want.values.rows());
-      for (Eigen::Index i = 0; i < want.values.size(); ++i) {
-        const float a = g.tables[0].values.data()[i], b = want.values.data()[i] * 0.375f;
-        ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0)
-            << m << " parts of width " << dim << ", value " << i << ": " << a << " " << b;
+      for (size_t t = 0; t < 3; ++t) {
+        std::vector<SparseRows>& level = levels[t];
+        while (level.size() > 1) {
+          std::vector<SparseRows> next;
+          for (size_t i = 0; i + 1 < level.size(); i += 2)
+            next.push_back(merged(level[i], level[i + 1]));
+          if (level.size() % 2 == 1) next.push_back(level.back());
+          level = std::move(next);
+        }
+        const SparseRows& want = level[0];
+        ASSERT_EQ(g.tables[t].rows, want.rows) << m << " parts of width " << dim << ", table " << t;
+        ASSERT_EQ(g.tables[t].values.rows(), want.values.rows());
+        ASSERT_EQ(g.tables[t].values.cols(), want.values.cols());
+        for (Eigen::Index i = 0; i < want.values.size(); ++i) {
+          const float a = g.tables[t].values.data()[i], b = want.values.data()[i] * 0.375f;
+          ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0) << m << " parts of width " << dim << ", table "
+                                                      << t << ", value " << i << ": " << a << " " << b;
+        }
       }
     }
 }
