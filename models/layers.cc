@@ -95,8 +95,7 @@ FieldGroups::FieldGroups(const RowMatrixXi& ids) {
   for (Eigen::Index f = 0; f < num_fields; ++f) {
     seen.add_each(static_cast<size_t>(b), [&](size_t i) { return ids(static_cast<Eigen::Index>(i), f); });
     auto& unique = unique_ids[f];
-    unique = seen.take();
-    std::sort(unique.begin(), unique.end());
+    unique = seen.take_sorted();
     if (!unique.empty() && place.size() <= static_cast<size_t>(unique.back()))
       place.resize(static_cast<size_t>(unique.back()) + 1);
     for (size_t u = 0; u < unique.size(); ++u) place[unique[u]] = static_cast<int32_t>(u);

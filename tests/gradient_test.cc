@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 
 namespace gbasim {
 namespace {
@@ -168,6 +169,24 @@ TEST(GradientSum, TreeSumIsThePairwiseMergeToTheBit) {
         }
       }
     }
+}
+
+// take_sorted reads the ids off the bits where they are dense and sorts them where they are
+// sparse: either way the sorted distinct ids added since the last take, and nothing else.
+TEST(FirstSeen, TakeSortedIsTheSortedDistinctIdsAddedSinceTheLastTake) {
+  std::mt19937 rng(3);
+  FirstSeen seen;
+  for (const int32_t range : {100, 5'000, 10'000'000}) {
+    for (int round = 0; round < 3; ++round) {
+      std::vector<int32_t> ids(300);
+      for (int32_t& id : ids) id = static_cast<int32_t>(rng() % static_cast<uint32_t>(range));
+      seen.add_each(ids.size(), [&](size_t i) { return ids[i]; });
+      const std::set<int32_t> want(ids.begin(), ids.end());
+      EXPECT_EQ(seen.take_sorted(), std::vector<int32_t>(want.begin(), want.end()))
+          << "ids below " << range << ", round " << round;
+    }
+  }
+  EXPECT_TRUE(seen.take_sorted().empty());
 }
 
 TEST(Gradient, ScaleAndBytes) {
