@@ -158,6 +158,9 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
   cluster_.run_flops(
       training_.spec().cost.update_flops_per_value *
       static_cast<double>(updated_values(grad, training_.dense_values(), training_.table_dims())));
+  // A timing-only update is never applied, and each worker's own optimizer work is charged
+  // above: the step's sum needs the samples alone, not the union of every worker's rows.
+  if (training_.spec().simulation.timing_only) grad.tables.clear();
   std::optional<ModelMove> move;
   {
     std::unique_lock lock(*training_.mutex());
