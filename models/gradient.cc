@@ -205,7 +205,9 @@ Gradient GradientSum::take(float scale) {
     }
     if (plan == plans.size()) plans.push_back(plan_sum(parts[t], union_));
     planned.emplace_back(t, plan);
-    sum.tables[t] = sum_by_plan(plans[plan], parts[t], parts_[0][t].values.cols());
+    Eigen::Index k = 0;  // the width of the parts that have rows (an empty part may have none)
+    for (const SparseRows* part : parts[t]) k = std::max(k, part->values.cols());
+    sum.tables[t] = sum_by_plan(plans[plan], parts[t], k);
     sum.tables[t].values *= scale;
   }
   dense_ = Eigen::VectorXf();
