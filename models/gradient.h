@@ -35,10 +35,6 @@ struct Gradient {
 // set without a branch (whether an id is new is random), cleared when the ids are taken.
 class FirstSeen {
  public:
-  // Room for `n` more ids before the next take().
-  void reserve(size_t n) {
-    if (ids_.size() < count_ + n) ids_.resize(count_ + n);
-  }
   // Adds id(0), ..., id(n - 1), with room made for them. The loop keeps its pointers and
   // count in locals: a store to the 64-bit words could otherwise alias count_, reloaded and
   // stored again at every id.
@@ -71,6 +67,11 @@ class FirstSeen {
   std::vector<uint64_t> seen_;
   std::vector<int32_t> ids_;
   size_t count_ = 0;
+
+  // Room for `n` more ids before the next take().
+  void reserve(size_t n) {
+    if (ids_.size() < count_ + n) ids_.resize(count_ + n);
+  }
 };
 
 // A running sum of many gradients: dense parts are added at once, sparse parts are kept and
