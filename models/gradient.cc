@@ -167,10 +167,10 @@ std::vector<int32_t> FirstSeen::take_sorted() {
 
 // Rows without values (a timing-only run's): the union in the order rows first appear, in
 // O(rows) with no merge.
-SparseRows GradientSum::union_of_rows(size_t t) {
+SparseRows GradientSum::union_of_rows(const Parts& parts) {
   SparseRows out;
-  for (const auto& part : parts_) {
-    const std::vector<int32_t>& rows = part[t].rows;
+  for (const SparseRows* part : parts) {
+    const std::vector<int32_t>& rows = part->rows;
     union_.add_each(rows.size(), [&](size_t k) { return rows[k]; });
   }
   out.rows = union_.take();
@@ -190,12 +190,16 @@ Gradient GradientSum::take(float scale) {
   std::vector<Parts> parts(tables);
   std::vector<SumPlan> plans;
   std::vector<std::pair<size_t, size_t>> planned;  // (table, its plan)
+  std::vector<size_t> united;  // tables summed as unions of rows
   for (size_t t = 0; t < tables; ++t) {
+    for (const auto& part : parts_) parts[t].push_back(&part[t]);
     if (std::all_of(parts_.begin(), parts_.end(), [&](const auto& p) { return p[t].values.cols() == 0; })) {
-      sum.tables[t] = union_of_rows(t);
+      const auto same = std::find_if(united.begin(), united.end(),
+                                     [&](size_t s) { return same_rows(parts[s], parts[t]); });
+      sum.tables[t] = same == united.end() ? union_of_rows(parts[t]) : sum.tables[*same];
+      united.push_back(t);
       continue;
     }
-    for (const auto& part : parts_) parts[t].push_back(&part[t]);
     size_t plan = plans.size();
     for (const auto& [s, its] : planned) {
       if (same_rows(parts[s], parts[t])) {

@@ -93,7 +93,8 @@ class GradientSum {
   std::vector<std::vector<SparseRows>> parts_;  // each added gradient's tables
   FirstSeen union_;  // union_of_rows's
 
-  SparseRows union_of_rows(size_t table);
+  // The union of one table's parts' rows (rows without values).
+  SparseRows union_of_rows(const std::vector<const SparseRows*>& parts);
 };
 
 }  // namespace gbasim

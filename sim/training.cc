@@ -59,21 +59,21 @@ Training::Training(const ExperimentSpec& spec, SimulationCost& cost)
   if (spec.evaluation.test_samples > 0)
     data_.test = first_rows(data_.test, spec.evaluation.test_samples);
   for (const auto& table : params_.tables) dims_.push_back(table.cols());
+  if (timing_only_) batch_rows_.emplace(data_.train.cardinalities);
 }
 
 // Each field's unique ids in the order they first appear, without a sort: the rows' order
-// matters to nothing timing reads.
-template <typename Id>
-void Training::rows_of(int64_t b, int64_t fields, Id id, Gradient& grad) {
+// matters to nothing timing reads. Every model's tables are a field's each, once (embeddings
+// or first-order weights) or twice (both; the second set holds the same rows).
+template <typename Sample>
+void Training::rows_of(int64_t b, Sample sample, Gradient& grad) {
   grad = Gradient{};
   grad.samples = b;
   grad.tables.resize(dims_.size());
-  for (int64_t f = 0; f < std::min<int64_t>(fields, static_cast<int64_t>(grad.tables.size())); ++f) {
-    first_seen_.add_each(static_cast<size_t>(b), [&](size_t i) { return id(static_cast<int64_t>(i), f); });
-    grad.tables[f].rows = first_seen_.take();
-  }
+  const auto fields = static_cast<size_t>(data_.train.num_fields);
+  if (grad.tables.size() >= fields && fields > 0) batch_rows_->take(b, sample, grad.tables);
   for (size_t t = 0; t < dims_.size(); ++t) {
-    if (t >= static_cast<size_t>(fields)) grad.tables[t].rows = grad.tables[t % fields].rows;
+    if (t >= fields) grad.tables[t].rows = grad.tables[t % fields].rows;
     grad.tables[t].values.resize(static_cast<Eigen::Index>(grad.tables[t].rows.size()), 0);
   }
 }
@@ -85,8 +85,7 @@ void Training::gradient_of(const Batch& batch, Gradient& grad) {
     cost_.math_s += seconds_since(start);
     return;
   }
-  rows_of(batch.ids.rows(), batch.ids.cols(),
-          [&](int64_t i, int64_t f) { return batch.ids(i, f); }, grad);
+  rows_of(batch.ids.rows(), [&](int64_t i) { return &batch.ids(i, 0); }, grad);
 }
 
 void Training::next_gradient(int worker, Gradient& grad) {
@@ -100,8 +99,7 @@ void Training::next_gradient(int worker, Gradient& grad) {
   const Dataset& data = shard.data();
   const int32_t* ids = data.ids.data();
   const int64_t fields = data.num_fields;
-  rows_of(static_cast<int64_t>(rows.size()), fields,
-          [&](int64_t i, int64_t f) { return ids[rows[i] * fields + f]; }, grad);
+  rows_of(static_cast<int64_t>(rows.size()), [&](int64_t i) { return ids + rows[i] * fields; }, grad);
 }
 
 bool Training::wait_for_admission(int worker, Admission& admission, Mode& mode) {

@@ -14,6 +14,7 @@
 #include "models/dataset.h"
 #include "models/model.h"
 #include "models/optimizer.h"
+#include "sim/batch_rows.h"
 #include "sim/cluster.h"
 #include "sim/simulation.h"
 #include "strategies/rule_in_force.h"
@@ -122,12 +123,12 @@ class Training {
   std::vector<ShardIterator> shards_;
   std::vector<int> shard_of_;  // a worker's entry of shards_
   std::vector<uint32_t> reads_;
-  FirstSeen first_seen_;  // timing-only: a field's unique ids
+  std::optional<BatchRows> batch_rows_;  // timing-only: a batch's unique ids
 
-  // Timing-only: each field's unique ids of a batch of b samples, the id of sample i in
-  // field f being id(i, f).
-  template <typename Id>
-  void rows_of(int64_t b, int64_t fields, Id id, Gradient& grad);
+  // Timing-only: each table's unique ids of a batch of b samples, sample i's ids (one a
+  // field) at sample(i).
+  template <typename Sample>
+  void rows_of(int64_t b, Sample sample, Gradient& grad);
   std::vector<WorkerStats> stats_;
   sg4::MutexPtr mutex_;
   sg4::ConditionVariablePtr updated_;

@@ -81,6 +81,27 @@ TEST(GradientSum, UnitesRowsWithoutValuesInFirstSeenOrder) {
   EXPECT_EQ(g.tables[0].rows, (std::vector<int32_t>{12, 7}));
 }
 
+// Tables whose parts hold the same rows (a field's embedding and first-order weights) share
+// one union; a table that matches another in some parts only gets its own.
+TEST(GradientSum, TablesWithTheSameRowsShareAUnionAndOthersDoNot) {
+  auto three_tables = [](std::vector<int32_t> a, std::vector<int32_t> c) {
+    Gradient g = rows_only(a);
+    g.tables.resize(3);
+    g.tables[1] = g.tables[0];
+    g.tables[2].rows = std::move(c);
+    g.tables[2].values.resize(static_cast<Eigen::Index>(g.tables[2].rows.size()), 0);
+    return g;
+  };
+  GradientSum sum;
+  sum.add(three_tables({7, 1, 4}, {7, 1, 4}));
+  sum.add(three_tables({4, 9}, {4, 5}));
+  const Gradient g = sum.take(1.0f);
+  EXPECT_EQ(g.tables[0].rows, (std::vector<int32_t>{7, 1, 4, 9}));
+  EXPECT_EQ(g.tables[1].rows, (std::vector<int32_t>{7, 1, 4, 9}));
+  EXPECT_EQ(g.tables[2].rows, (std::vector<int32_t>{7, 1, 4, 5}));
+  EXPECT_EQ(g.tables[2].values.rows(), 4);
+}
+
 // The level-by-level pairwise merge the sum is defined by (parts 0+1, 2+3, ..., then the
 // results alike), written out plainly: the reference for GradientSum's one-pass tree sum.
 SparseRows merged(const SparseRows& a, const SparseRows& b) {

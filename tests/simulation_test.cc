@@ -12,7 +12,9 @@
 #include <random>
 
 #include "models/layers.h"
+#include "sim/batch_rows.h"
 #include "sim/cluster.h"
+#include "sim/batch_rows.h"
 #include "sim/messages.h"
 #include "models/synthetic.h"
 
@@ -54,6 +56,34 @@ TEST(RowsByOwner, AreTheSumOfEachRowsOwnOwner) {
     const RowsByOwner all = rows_by_owner(g, dims, owners);
     EXPECT_EQ(all.rows, rows) << owners << " owners";
     EXPECT_EQ(all.values, values) << owners << " owners";
+  }
+}
+
+// A batch's distinct ids, field by field, in the order each first appears: FirstSeen over
+// each field's column. Fields of sizes that share bit words (1, 63, 65, ...), and batches
+// one after another (bits left set by one batch would drop ids from the next).
+TEST(BatchRows, EachFieldsDistinctIdsInFirstSeenOrderBatchAfterBatch) {
+  const std::vector<int64_t> cardinalities = {1, 63, 65, 3, 1000, 64, 100000, 2};
+  const auto fields = cardinalities.size();
+  BatchRows batch_rows(cardinalities);
+  std::mt19937 rng(11);
+  for (int batch = 0; batch < 30; ++batch) {
+    const int64_t b = 1 + static_cast<int64_t>(rng() % 300);
+    std::vector<int32_t> ids(static_cast<size_t>(b) * fields);
+    for (int64_t i = 0; i < b; ++i)
+      for (size_t f = 0; f < fields; ++f) {  // a field's first and last ids half the time
+        const auto size = static_cast<uint32_t>(cardinalities[f]);
+        const uint32_t r = rng();
+        ids[static_cast<size_t>(i) * fields + f] =
+            static_cast<int32_t>(r % 4 == 0 ? 0 : r % 4 == 1 ? size - 1 : (r / 4) % size);
+      }
+    std::vector<SparseRows> tables(fields);
+    batch_rows.take(b, [&](int64_t i) { return ids.data() + i * static_cast<int64_t>(fields); }, tables);
+    FirstSeen first_seen;
+    for (size_t f = 0; f < fields; ++f) {
+      first_seen.add_each(static_cast<size_t>(b), [&](size_t i) { return ids[i * fields + f]; });
+      ASSERT_EQ(tables[f].rows, first_seen.take()) << "batch " << batch << ", field " << f;
+    }
   }
 }
 
