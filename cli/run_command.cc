@@ -98,8 +98,8 @@ int run_run(int argc, char** argv) {
     // Wall-clock costs stay out of the result, which must not depend on the machine.
     const double simulator_s = cost.wall_s - cost.math_s - cost.evaluation_s;
     std::fprintf(stderr,
-                 "gbasim run: wall %.2f s in the engine: model math %.2f s, evaluation %.2f s, "
-                 "simulator %.2f s "
+                 "gbasim run: wall %.3f s in the engine: model math %.3f s, evaluation %.3f s, "
+                 "simulator %.3f s "
                  "(%lld messages, %.0f a second); overhead (math + simulator) / math = %.3f\n",
                  cost.wall_s, cost.math_s, cost.evaluation_s, simulator_s,
                  static_cast<long long>(cost.messages),
