@@ -1,6 +1,7 @@
 // gbasim run: one simulated training run from an experiment spec.
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -22,6 +23,7 @@ int run_run(int argc, char** argv) {
   std::string spec_path, out_path;
   std::vector<std::string> overrides, fragments;
   bool quiet = false;
+  double progress_every_s = 10.0;
   po::options_description desc(
       "gbasim run --spec FILE [options]\n\n"
       "Simulates one training run on a SimGrid cluster and writes its JSON result.\n"
@@ -38,10 +40,15 @@ int run_run(int argc, char** argv) {
       "override a spec key, e.g. --set training.mode=gba --set training.workers=8 (repeatable)")(
       "out", po::value(&out_path)->value_name("FILE"),
       "result JSON (default: out/run-<mode>.json)")("quiet,q", po::bool_switch(&quiet),
-                                                    "no progress lines on standard error");
+                                                    "no progress lines on standard error")(
+      "progress-every", po::value(&progress_every_s)->value_name("S")->default_value(10.0),
+      "wall seconds after which a line without an evaluation says where the run stands "
+      "(simulated time, steps, messages; timing-only runs have only these)");
   po::variables_map vm;
   if (!parse_options(args, desc, vm)) return 0;
   if (spec_path.empty()) throw po::error("--spec FILE is required");
+  if (!(progress_every_s > 0.0 && std::isfinite(progress_every_s)))
+    throw po::error("--progress-every must be a positive number of seconds");
 
   const ExperimentSpec spec = load_spec(spec_path, with_fragments(fragments, overrides));
   if (out_path.empty()) out_path = "out/run-" + mode_name(spec.training.mode) + ".json";
@@ -54,10 +61,28 @@ int run_run(int argc, char** argv) {
     std::cerr << "gbasim run: " << mode << ", " << spec.training.num_workers
               << " workers, preparing data\n";
   SimulationCost cost;
+  double last_line_s = 0.0;  // when the last progress or evaluation line was printed
+  ProgressWatch progress;
+  progress.every_s = progress_every_s;
+  if (!quiet) {
+    progress.report = [&](const Progress& p) {
+      if (wall() - last_line_s < progress_every_s) return;  // an evaluation line said it
+      last_line_s = wall();
+      char line[200];
+      std::snprintf(line, sizeof line,
+                    "  %-6s t=%9.3f s  step %7lld  samples %9lld  worker steps %lld  messages %lld  "
+                    "(wall %.0f s)\n",
+                    mode.c_str(), p.time, static_cast<long long>(p.global_step),
+                    static_cast<long long>(p.samples), static_cast<long long>(p.worker_steps),
+                    static_cast<long long>(p.messages), wall());
+      std::cerr << line;
+    };
+  }
   const nlohmann::ordered_json result = run_simulation(
       spec,
       [&](const EvaluationPoint& p) {
         if (quiet) return;
+        last_line_s = wall();
         char line[200];
         std::snprintf(line, sizeof line,
                       "  %-6s t=%9.3f s  step %7lld  samples %9lld  test AUC %.4f  log-loss %.4f  "
@@ -66,7 +91,7 @@ int run_run(int argc, char** argv) {
                       static_cast<long long>(p.samples), p.auc, p.logloss, wall());
         std::cerr << line;
       },
-      &cost);
+      &cost, progress);
   write_json_atomically(out_path, result);
   if (result.contains("trace") && result["trace"]["wraps"].get<bool>()) {
     std::cerr << "gbasim run: note: some trace workers or machines are replayed by more than "

@@ -38,10 +38,11 @@ nlohmann::ordered_json data_reads_json(const ExperimentSpec& spec,
 class Simulation {
  public:
   Simulation(const ExperimentSpec& spec, const std::function<void(const EvaluationPoint&)>& on_point,
-             SimulationCost& cost)
+             SimulationCost& cost, const ProgressWatch& progress)
       : spec_(spec),
         on_point_(on_point),
         cost_(cost),
+        progress_(progress),
         training_(spec, cost),
         cluster_(spec, training_.trace()),
         server_(make_server(training_, cluster_)),
@@ -59,6 +60,8 @@ class Simulation {
   // Ends the run when the first parameter-server shard fails (stragglers.failures).
   void server_failure(const ServerFailure& failure);
   Evaluation evaluate_now();
+  // The engine's clock advanced: a progress report if progress_.every_s have passed.
+  void clock_advanced();
   nlohmann::ordered_json result() const;
   // stragglers.failures: the workers' failures, lost tokens, lost compute and down time, and
   // the server shard whose failure ended the run (null if none did).
@@ -67,6 +70,8 @@ class Simulation {
   const ExperimentSpec& spec_;
   std::function<void(const EvaluationPoint&)> on_point_;
   SimulationCost& cost_;
+  const ProgressWatch& progress_;
+  WallClock::time_point engine_start_, last_report_;
   Training training_;
   Cluster cluster_;
   std::unique_ptr<Server> server_;
@@ -90,6 +95,17 @@ Evaluation Simulation::evaluate_now() {
   }
   if (on_point_) on_point_(point);
   return e;
+}
+
+void Simulation::clock_advanced() {
+  const auto now = WallClock::now();
+  if (std::chrono::duration<double>(now - last_report_).count() < progress_.every_s) return;
+  last_report_ = now;
+  int64_t worker_steps = 0;
+  for (const WorkerStats& w : training_.stats()) worker_steps += w.steps;
+  progress_.report({training_.now(), training_.rule().global_step(), training_.applied_samples(),
+                    worker_steps, training_.messages(),
+                    std::chrono::duration<double>(now - engine_start_).count()});
 }
 
 void Simulation::evaluator() {
@@ -154,9 +170,23 @@ nlohmann::ordered_json Simulation::run() {
                        [this, failure] { server_failure(failure); })
         ->daemonize();
   }
-  const auto start = WallClock::now();
+  engine_start_ = last_report_ = WallClock::now();
+  // The engine's signals cannot be disconnected: one connection a process, to the run going on.
+  static Simulation* running = nullptr;
+  static const bool connected = [] {
+    sg4::Engine::on_time_advance_cb([](double) {
+      if (running != nullptr) running->clock_advanced();
+    });
+    return true;
+  }();
+  (void)connected;
+  running = progress_.report ? this : nullptr;
+  struct Done {
+    Simulation*& running;
+    ~Done() { running = nullptr; }
+  } done{running};
   sg4::Engine::get_instance()->run();
-  cost_.wall_s = seconds_since(start);
+  cost_.wall_s = seconds_since(engine_start_);
   cost_.messages = training_.messages();
   const auto& curve = training_.record().curve();
   if (!timing_only && (curve.back().time < training_.now() ||
@@ -248,10 +278,10 @@ nlohmann::ordered_json Simulation::failures_json() const {
 
 nlohmann::ordered_json run_simulation(const ExperimentSpec& spec,
                                       const std::function<void(const EvaluationPoint&)>& on_point,
-                                      SimulationCost* cost) {
+                                      SimulationCost* cost, const ProgressWatch& progress) {
   configure_network(spec.cluster);
   SimulationCost ignored;
-  Simulation simulation(spec, on_point, cost != nullptr ? *cost : ignored);
+  Simulation simulation(spec, on_point, cost != nullptr ? *cost : ignored, progress);
   return simulation.run();
 }
 

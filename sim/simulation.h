@@ -20,10 +20,29 @@ struct SimulationCost {
   int64_t messages = 0;       // simulated point-to-point messages
 };
 
+// Where a running simulation stands, for progress lines: read, never written, by the watcher.
+struct Progress {
+  double time = 0.0;        // simulated seconds
+  int64_t global_step = 0;  // updates applied
+  int64_t samples = 0;      // samples applied
+  int64_t worker_steps = 0;
+  int64_t messages = 0;
+  double wall_s = 0.0;      // in the engine so far
+};
+
+// `report` sees a Progress whenever every_s seconds of wall time have passed in the engine
+// since the last one (checked as the simulated clock advances, so the run is the same with
+// or without it).
+struct ProgressWatch {
+  std::function<void(const Progress&)> report;
+  double every_s = 10.0;
+};
+
 // Runs `spec` in the SimGrid engine the caller has created (one per process) and returns
 // the result document (docs/spec.md, "The result"). `on_point` sees each evaluation.
 nlohmann::ordered_json run_simulation(const ExperimentSpec& spec,
                                       const std::function<void(const EvaluationPoint&)>& on_point = {},
-                                      SimulationCost* cost = nullptr);
+                                      SimulationCost* cost = nullptr,
+                                      const ProgressWatch& progress = {});
 
 }  // namespace gbasim

@@ -75,6 +75,17 @@ done
 cmp -s "$work/run-sync-a.json" "$work/run-gba-a.json" && fail "sync and gba gave the same result"
 summary=$("$gbasim" run --spec "$work/tiny.json" -q --out "$work/run-c.json") || fail "gbasim run summary"
 grep -q '^mode .*time-to-AUC' <<<"$summary" || fail "the summary table has no header: $summary"
+# Progress lines (a timing-only run has no evaluation lines): there, and the result the same.
+"$gbasim" run --spec "$work/tiny.json" --set training.mode=gba --set simulation.timing_only=true \
+  --set budget.max_samples=200000 -q --out "$work/quiet.json" >/dev/null || fail "a quiet timing-only run"
+progress=$("$gbasim" run --spec "$work/tiny.json" --set training.mode=gba --set simulation.timing_only=true \
+  --set budget.max_samples=200000 --progress-every 0.0001 --out "$work/progress.json" 2>&1 >/dev/null) \
+  || fail "a timing-only run with progress lines"
+[ "$(grep -cE '^  gba +t= *[0-9.]+ s +step +[0-9]+ +samples +[0-9]+ +worker steps [0-9]+ +messages [0-9]+' <<<"$progress")" -ge 2 ] \
+  || fail "a timing-only run printed fewer than 2 progress lines: $progress"
+cmp -s "$work/quiet.json" "$work/progress.json" || fail "progress lines changed the result"
+msg=$("$gbasim" run --spec "$work/tiny.json" --progress-every 0 --out "$work/bad-out.json" 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q -- "--progress-every must be a positive number" <<<"$msg" || fail "--progress-every 0: rc $rc, $msg"
 check_spec_error() {  # spec text, expected message
   printf '%s' "$1" >"$work/bad.json"
   msg=$("$gbasim" run --spec "$work/bad.json" -q --out "$work/bad-out.json" 2>&1); rc=$?
