@@ -5,6 +5,7 @@
 #include "models/model.h"
 #include "models/optimizer.h"
 #include "models/synthetic.h"
+#include "sim/batch_rows.h"
 
 namespace gbasim {
 namespace {
@@ -105,6 +106,24 @@ void BM_GradientSum(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(m), benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// A timing-only step's distinct rows of each field (sim/batch_rows.h) of batches of b samples
+// drawn in a shuffled order from the whole data set, as a worker reads them.
+void BM_BatchRows(benchmark::State& state) {
+  const int64_t b = state.range(0);
+  const Dataset& train = bench_data().train;
+  BatchRows batch_rows(train.cardinalities);
+  ShardIterator data(train, 0, 1, 1);
+  std::vector<SparseRows> tables(static_cast<size_t>(train.num_fields));
+  const int32_t* ids = train.ids.data();
+  for (auto _ : state) {
+    const std::span<const int64_t> rows = data.next_rows(b);
+    batch_rows.take(b, [&](int64_t i) { return ids + rows[i] * train.num_fields; }, tables);
+    benchmark::DoNotOptimize(tables.data());
+  }
+  state.counters["ids_per_s"] = benchmark::Counter(static_cast<double>(b * train.num_fields),
+                                                   benchmark::Counter::kIsIterationInvariantRate);
+}
+
 BENCHMARK_CAPTURE(BM_TrainStep, lr, ModelKind::kLR)
     ->Arg(256)
     ->Arg(4096)
@@ -125,6 +144,7 @@ BENCHMARK_CAPTURE(BM_TrainStep, dlrm, ModelKind::kDLRM)
     ->Arg(256)
     ->Arg(4096)
     ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_BatchRows)->Arg(256)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GradientSum)->Arg(16)->Arg(256)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DeepMlpStep)->Arg(256)->Arg(4096)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_MatmulCeiling)->Arg(256)->Arg(4096)->Unit(benchmark::kMicrosecond);
