@@ -62,34 +62,35 @@ int run_run(int argc, char** argv) {
               << " workers, preparing data\n";
   SimulationCost cost;
   double last_line_s = 0.0;  // when the last progress or evaluation line was printed
+  // A line of where the run stands: its mode, simulated time, global step and samples, then
+  // `rest`, then the wall time.
+  auto print_line = [&](double time, int64_t step, int64_t samples, const char* rest) {
+    last_line_s = wall();
+    char line[240];
+    std::snprintf(line, sizeof line,
+                  "  %-6s t=%9.3f s  step %7lld  samples %9lld  %s  (wall %.0f s)\n", mode.c_str(),
+                  time, static_cast<long long>(step), static_cast<long long>(samples), rest,
+                  last_line_s);
+    std::cerr << line;
+  };
   ProgressWatch progress;
   progress.every_s = progress_every_s;
   if (!quiet) {
     progress.report = [&](const Progress& p) {
       if (wall() - last_line_s < progress_every_s) return;  // an evaluation line said it
-      last_line_s = wall();
-      char line[200];
-      std::snprintf(line, sizeof line,
-                    "  %-6s t=%9.3f s  step %7lld  samples %9lld  worker steps %lld  messages %lld  "
-                    "(wall %.0f s)\n",
-                    mode.c_str(), p.time, static_cast<long long>(p.global_step),
-                    static_cast<long long>(p.samples), static_cast<long long>(p.worker_steps),
-                    static_cast<long long>(p.messages), wall());
-      std::cerr << line;
+      char rest[80];
+      std::snprintf(rest, sizeof rest, "worker steps %lld  messages %lld",
+                    static_cast<long long>(p.worker_steps), static_cast<long long>(p.messages));
+      print_line(p.time, p.global_step, p.samples, rest);
     };
   }
   const nlohmann::ordered_json result = run_simulation(
       spec,
       [&](const EvaluationPoint& p) {
         if (quiet) return;
-        last_line_s = wall();
-        char line[200];
-        std::snprintf(line, sizeof line,
-                      "  %-6s t=%9.3f s  step %7lld  samples %9lld  test AUC %.4f  log-loss %.4f  "
-                      "(wall %.0f s)\n",
-                      mode.c_str(), p.time, static_cast<long long>(p.global_step),
-                      static_cast<long long>(p.samples), p.auc, p.logloss, wall());
-        std::cerr << line;
+        char rest[80];
+        std::snprintf(rest, sizeof rest, "test AUC %.4f  log-loss %.4f", p.auc, p.logloss);
+        print_line(p.time, p.global_step, p.samples, rest);
       },
       &cost, progress);
   write_json_atomically(out_path, result);
