@@ -140,11 +140,7 @@ class ServerPattern {
     // (a run would end in SimGrid's deadlock with the waiting workers' steps never done).
     std::unique_lock lock(*mutex_);
     --active_;
-    if (mode_ == gbasim::Mode::kBackupWorkers && count_ > 0 && count_ >= quorum()) {
-      ++version_;
-      count_ = 0;
-      std::fill(contributed_.begin(), contributed_.end(), false);
-    }
+    if (mode_ == gbasim::Mode::kBackupWorkers && count_ > 0 && count_ >= quorum()) new_version();
     changed_->notify_all();
   }
 
@@ -166,11 +162,7 @@ class ServerPattern {
         } else {
           update = taken % updates_every_ == 0;
         }
-        if (update) {
-          ++version_;
-          count_ = 0;
-          std::fill(contributed_.begin(), contributed_.end(), false);
-        }
+        if (update) new_version();
         changed_->notify_all();
       }
       if (update) {
@@ -190,6 +182,11 @@ class ServerPattern {
   sg4::Mailbox* inbox_;
   std::vector<sg4::Mailbox*> acks_;
   int64_t quorum() const { return std::min<int64_t>(updates_every_, active_); }
+  void new_version() {
+    ++version_;
+    count_ = 0;
+    std::fill(contributed_.begin(), contributed_.end(), false);
+  }
   // The rule's waits: backup workers (a worker that has contributed to the version in
   // progress waits for it), SSP (no worker more than the bound ahead of the slowest).
   bool admitted(int w) const {

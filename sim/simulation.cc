@@ -104,8 +104,7 @@ void Simulation::clock_advanced() {
   int64_t worker_steps = 0;
   for (const WorkerStats& w : training_.stats()) worker_steps += w.steps;
   progress_.report({training_.now(), training_.rule().global_step(), training_.applied_samples(),
-                    worker_steps, training_.messages(),
-                    std::chrono::duration<double>(now - engine_start_).count()});
+                    worker_steps, training_.messages()});
 }
 
 void Simulation::evaluator() {

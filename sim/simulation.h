@@ -27,7 +27,6 @@ struct Progress {
   int64_t samples = 0;      // samples applied
   int64_t worker_steps = 0;
   int64_t messages = 0;
-  double wall_s = 0.0;      // in the engine so far
 };
 
 // `report` sees a Progress whenever every_s seconds of wall time have passed in the engine
