@@ -106,6 +106,21 @@ void BM_GradientSum(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(m), benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// A snapshot's forward pass: DeepFM's logits of the demo's 20,000 test samples, sliced into
+// chunks of the argument's size (evaluate() uses kEvaluationChunk, 256).
+void BM_EvaluationForward(benchmark::State& state) {
+  const int64_t chunk = state.range(0);
+  const Dataset& train = bench_data().train;
+  ModelConfig config;
+  config.kind = ModelKind::kDeepFM;
+  const Model model(config, train.cardinalities, train.num_dense);
+  const Parameters params = model.init_parameters(1);
+  const Dataset test = first_rows(train, 20'000);
+  for (auto _ : state) benchmark::DoNotOptimize(logits_of(model, params, test, chunk));
+  state.counters["samples_per_s"] = benchmark::Counter(
+      static_cast<double>(test.size()), benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // A timing-only step's distinct rows of each field (sim/batch_rows.h) of batches of b samples
 // drawn in a shuffled order from the whole data set, as a worker reads them.
 void BM_BatchRows(benchmark::State& state) {
@@ -144,6 +159,12 @@ BENCHMARK_CAPTURE(BM_TrainStep, dlrm, ModelKind::kDLRM)
     ->Arg(256)
     ->Arg(4096)
     ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EvaluationForward)
+    ->Arg(64)
+    ->Arg(256)
+    ->Arg(1024)
+    ->Arg(8192)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BatchRows)->Arg(256)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GradientSum)->Arg(16)->Arg(256)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DeepMlpStep)->Arg(256)->Arg(4096)->Unit(benchmark::kMicrosecond);

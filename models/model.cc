@@ -216,16 +216,21 @@ double Model::flops_per_sample() const {
   return 3.0 * 2.0 * multiply_adds;
 }
 
-Evaluation evaluate(const Model& model, const Parameters& params, const Dataset& data) {
-  constexpr int64_t kChunk = 8192;
-  std::vector<float> logits, probs;
+std::vector<float> logits_of(const Model& model, const Parameters& params, const Dataset& data,
+                             int64_t chunk) {
+  std::vector<float> logits;
   logits.reserve(data.size());
   Eigen::VectorXf chunk_logits;
-  for (int64_t begin = 0; begin < data.size(); begin += kChunk) {
-    const Batch batch = slice(data, begin, std::min(data.size(), begin + kChunk));
-    model.forward(params, batch, chunk_logits);
+  for (int64_t begin = 0; begin < data.size(); begin += chunk) {
+    model.forward(params, slice(data, begin, std::min(data.size(), begin + chunk)), chunk_logits);
     logits.insert(logits.end(), chunk_logits.begin(), chunk_logits.end());
   }
+  return logits;
+}
+
+Evaluation evaluate(const Model& model, const Parameters& params, const Dataset& data) {
+  const std::vector<float> logits = logits_of(model, params, data);
+  std::vector<float> probs;
   for (float z : logits) {
     if (!std::isfinite(z)) {
       const double nan = std::numeric_limits<double>::quiet_NaN();

@@ -73,7 +73,19 @@ struct Evaluation {
   bool diverged = false;  // some prediction is not a finite number (AUC and log-loss NaN)
 };
 
-// Test AUC and log-loss of `params` on `data`, in chunks.
+// Samples a forward pass of evaluation takes at a time. A sample's logit depends on its batch
+// only through the product kernels' handling of a batch's last few rows (its place modulo 8
+// and the batch's size modulo 8), so chunks of any multiple of 8 that divides the 8,192 used
+// before give the same bits (Model.LogitsDoNotDependOnTheirChunk); 256 samples keep a chunk's
+// activations (256 x 429 floats for DeepFM) in cache, where 8,192 (14 MB) ran 2-2.7 times
+// slower (bench/README.md, BM_EvaluationForward).
+constexpr int64_t kEvaluationChunk = 256;
+
+// The logits of every sample of `data` under `params`, `chunk` samples at a time.
+std::vector<float> logits_of(const Model& model, const Parameters& params, const Dataset& data,
+                             int64_t chunk = kEvaluationChunk);
+
+// Test AUC and log-loss of `params` on `data`, in chunks of kEvaluationChunk.
 Evaluation evaluate(const Model& model, const Parameters& params, const Dataset& data);
 
 }  // namespace gbasim

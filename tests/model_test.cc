@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <random>
 #include <set>
@@ -9,6 +10,7 @@
 
 #include "base/error.h"
 #include "models/layers.h"
+#include "models/synthetic.h"
 
 namespace gbasim {
 namespace {
@@ -226,6 +228,38 @@ TEST(Model, FmTermIsHalfTheSquaredSumMinusSumOfSquares) {
   Eigen::VectorXf logits;
   model.forward(p, b, logits);
   EXPECT_FLOAT_EQ(logits[0], 0.5f - 2.0f + 6.0f);
+}
+
+// Evaluation slices the test set into chunks (kEvaluationChunk); a sample's logit must not
+// depend on which chunk size, among the multiples of 8 that divide 8,192 (the chunk of the
+// committed results), at the default sizes: the product kernels differ for a batch's last
+// rows (chunks of 1 or 2 samples give other bits), so this would fail for a chunk that is not
+// such a multiple. 20,000 samples: the demo's test set, three chunks of 8,192 or fewer.
+TEST(Model, LogitsDoNotDependOnTheirChunk) {
+  SyntheticConfig c;
+  c.train_samples = 20'003;
+  c.test_samples = 10;
+  const SyntheticData data = generate_synthetic(c);
+  const Dataset even = first_rows(data.train, 20'000);
+  for (ModelKind kind : {ModelKind::kLR, ModelKind::kFM, ModelKind::kDeepFM, ModelKind::kWideDeep,
+                         ModelKind::kDLRM}) {
+    ModelConfig config;
+    config.kind = kind;
+    const Model model(config, data.train.cardinalities, data.train.num_dense);
+    const Parameters p = lively_parameters(model);
+    for (const Dataset* set : {&even, &data.train}) {
+      const std::vector<float> before = logits_of(model, p, *set, 8192);
+      for (int64_t chunk : {int64_t{8}, int64_t{64}, kEvaluationChunk, int64_t{4096}}) {
+        const std::vector<float> now = logits_of(model, p, *set, chunk);
+        ASSERT_EQ(now.size(), before.size());
+        for (size_t i = 0; i < now.size(); ++i) {
+          ASSERT_EQ(std::bit_cast<uint32_t>(now[i]), std::bit_cast<uint32_t>(before[i]))
+              << model_name(kind) << ", " << set->size() << " samples in chunks of " << chunk
+              << ": sample " << i;
+        }
+      }
+    }
+  }
 }
 
 TEST(Model, UnknownNamesAreInputErrors) {
