@@ -1,0 +1,52 @@
+"""The committed demo results' first snapshot is reproduced to the bit on this machine.
+
+The snapshot at time 0 (before any update) is the synthetic data generator, the model's initial
+parameters and the evaluation's forward pass alone: on every CPU of the default build's
+instruction set it must come out as committed, whatever the CPU's cache sizes (Eigen's product
+blocking is pinned, models/layers.cc) or maker. The later snapshots also need Adam's vectorised
+square root, which the instruction set bounds but does not specify (docs/architecture.md), so
+they are not compared here. A failure means the code no longer computes what results/ holds, or
+the build is not the default one.
+
+Usage: committed_start_test.py GBASIM REPOSITORY_ROOT"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+gbasim, root = sys.argv[1], sys.argv[2]
+committed = sorted(glob.glob(os.path.join(root, "results", "demo", "*.json")))
+if not committed:
+    print(f"SKIP: no committed demo results in {os.path.join(root, 'results', 'demo')}")
+    sys.exit(77)
+
+with tempfile.TemporaryDirectory() as work:
+    out = os.path.join(work, "start.json")
+    env = dict(os.environ)
+    env.pop("GBASIM_DATA_CACHE", None)  # generated here, not read from a cache
+    command = [gbasim, "run", "--spec", os.path.join(root, "examples", "demo.json"), "-q",
+               "--set", "budget.max_samples=1", "--out", out]
+    done = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True)
+    if done.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(command)}: {done.stderr.strip()}")
+    with open(out) as f:
+        now = json.load(f)
+
+failures = 0
+start = now["curve"][0]
+for path in committed:
+    with open(path) as f:
+        then = json.load(f)
+    name = os.path.relpath(path, root)
+    for key in ("test_auc", "test_logloss"):
+        ok = then["curve"][0][key] == start[key] and then["curve"][0]["samples"] == 0
+        print(f"{'ok' if ok else 'FAIL'} {name}: first snapshot's {key} {start[key]!r}"
+              f" (committed {then['curve'][0][key]!r})")
+        failures += not ok
+    ok = then["summary"]["bayes_auc"] == now["summary"]["bayes_auc"]
+    print(f"{'ok' if ok else 'FAIL'} {name}: Bayes AUC {now['summary']['bayes_auc']!r}")
+    failures += not ok
+sys.exit(1 if failures else 0)
