@@ -81,51 +81,105 @@ SumPlan plan_sum(const Parts& parts, FirstSeen& seen) {
   return plan;
 }
 
+// One or two tables that hold the same rows (a field's embedding and its first-order
+// weights), whose rows are summed over one walk of the tree: table a's K values a row and
+// table b's L (L = 0: no table b). A node's partial sum is its k + l values in a row.
+template <int K, int L>
+struct Tables {
+  const Parts* a;
+  const Parts* b;
+  Eigen::Index k, l;
+
+  template <int N>
+  using In = Eigen::Map<const Eigen::Matrix<float, 1, N>>;
+  template <int N>
+  using Out = Eigen::Map<Eigen::Matrix<float, 1, N>>;
+
+  Eigen::Index width() const { return k + l; }
+  void copy(const Entry& e, float* out_a, float* out_b) const {
+    Out<K>(out_a, k) = In<K>((*a)[e.part]->values.row(e.index).data(), k);
+    if constexpr (L != 0) Out<L>(out_b, l) = In<L>((*b)[e.part]->values.row(e.index).data(), l);
+  }
+  void add(float* out_a, float* out_b, const float* node) const {
+    Out<K>(out_a, k) = Out<K>(out_a, k) + In<K>(node, k);
+    if constexpr (L != 0) Out<L>(out_b, l) = Out<L>(out_b, l) + In<L>(node + k, l);
+  }
+  void scale(float* out_a, float* out_b, float factor) const {
+    Out<K>(out_a, k) *= factor;
+    if constexpr (L != 0) Out<L>(out_b, l) *= factor;
+  }
+};
+
 // The sum of the rows `e[0..m)` over the balanced tree that merging the parts pairwise, level
 // by level, builds: at level L, node j covers parts [j 2^L, (j + 1) 2^L), and a node is its
 // left half plus its right half, or the one half that holds any of the rows. Written to
-// `out`; `scratch` holds a row for each level below.
-template <int K>
-void tree_row(const Parts& parts, const Entry* e, int m, int lo, int span, Eigen::Index k,
-              float* out, float* scratch) {
-  using In = Eigen::Map<const Eigen::Matrix<float, 1, K>>;
-  using Out = Eigen::Map<Eigen::Matrix<float, 1, K>>;
+// `out_a` and `out_b`; `scratch` holds a node's values for each level below.
+template <int K, int L>
+void tree_row(const Tables<K, L>& t, const Entry* e, int m, int lo, int span, float* out_a,
+              float* out_b, float* scratch) {
   while (m > 1) {
     const int half = span / 2, mid = lo + half;
     int left = 0;
     while (left < m && e[left].part < mid) ++left;
     if (left > 0 && left < m) {
-      tree_row<K>(parts, e, left, lo, half, k, out, scratch + k);
-      tree_row<K>(parts, e + left, m - left, mid, half, k, scratch, scratch + k);
-      Out(out, k) = Out(out, k) + In(scratch, k);
+      float* below = scratch + t.width();
+      tree_row(t, e, left, lo, half, out_a, out_b, below);
+      tree_row(t, e + left, m - left, mid, half, scratch, scratch + t.k, below);
+      t.add(out_a, out_b, scratch);
       return;
     }
     if (left == 0) lo = mid;  // every row is in one half: that half's node is the sum
     span = half;
   }
-  Out(out, k) = In(parts[e[0].part]->values.row(e[0].index).data(), k);
+  t.copy(e[0], out_a, out_b);
 }
 
-// Each row of the plan summed over the tree: every value read once, where merging the parts
-// pairwise would copy it once a level; the same sums, to the bit.
-template <int K>
-SparseRows sum_by_plan(const SumPlan& plan, const Parts& parts, Eigen::Index k) {
-  SparseRows out;
-  out.rows = plan.rows;
+// Each row of the plan summed over the tree, times `scale`: every value read once, where
+// merging the parts pairwise would copy it once a level; the same sums, to the bit.
+template <int K, int L>
+void sum_by_plan(const SumPlan& plan, const Tables<K, L>& t, float scale, SparseRows& out_a,
+                 SparseRows& out_b) {
   const auto u = static_cast<Eigen::Index>(plan.rows.size());
-  out.values.resize(u, k);
-  std::vector<float> scratch(static_cast<size_t>(plan.depth * k));
-  for (Eigen::Index r = 0; r < u; ++r) {
-    tree_row<K>(parts, plan.entries.data() + plan.start[r], plan.start[r + 1] - plan.start[r], 0,
-                plan.span, k, out.values.row(r).data(), scratch.data());
+  out_a.rows = plan.rows;
+  out_a.values.resize(u, t.k);
+  if constexpr (L != 0) {
+    out_b.rows = plan.rows;
+    out_b.values.resize(u, t.l);
   }
-  return out;
+  std::vector<float> scratch(static_cast<size_t>(plan.depth * t.width()));
+  for (Eigen::Index r = 0; r < u; ++r) {
+    float* a = out_a.values.row(r).data();
+    float* b = L != 0 ? out_b.values.row(r).data() : nullptr;
+    tree_row(t, plan.entries.data() + plan.start[r], plan.start[r + 1] - plan.start[r], 0,
+             plan.span, a, b, scratch.data());
+    t.scale(a, b, scale);
+  }
 }
 
-SparseRows sum_by_plan(const SumPlan& plan, const Parts& parts, Eigen::Index k) {
-  return k == 16  ? sum_by_plan<16>(plan, parts, k)
-         : k == 1 ? sum_by_plan<1>(plan, parts, k)  // first-order weights
-                  : sum_by_plan<Eigen::Dynamic>(plan, parts, k);
+// The width of one table's parts that have rows (an empty part may have none).
+Eigen::Index width_of(const Parts& parts) {
+  Eigen::Index k = 0;
+  for (const SparseRows* part : parts) k = std::max(k, part->values.cols());
+  return k;
+}
+
+// Table a's sum and, where `b` is given, table b's (on the same rows), over one walk where
+// either is of width 1 (first-order weights).
+void sum_by_plan(const SumPlan& plan, const Parts& a, const Parts* b, float scale,
+                 SparseRows& out_a, SparseRows* out_b) {
+  const Eigen::Index k = width_of(a);
+  if (b != nullptr && k == 1 && width_of(*b) != 1)
+    return sum_by_plan(plan, *b, &a, scale, *out_b, &out_a);
+  if (b != nullptr && width_of(*b) == 1) {
+    if (k == 16)  // the default embedding dimension
+      return sum_by_plan(plan, Tables<16, 1>{&a, b, k, 1}, scale, out_a, *out_b);
+    return sum_by_plan(plan, Tables<Eigen::Dynamic, 1>{&a, b, k, 1}, scale, out_a, *out_b);
+  }
+  if (b != nullptr) sum_by_plan(plan, *b, nullptr, scale, *out_b, nullptr);
+  SparseRows none;
+  if (k == 16) return sum_by_plan(plan, Tables<16, 0>{&a, nullptr, k, 0}, scale, out_a, none);
+  if (k == 1) return sum_by_plan(plan, Tables<1, 0>{&a, nullptr, k, 0}, scale, out_a, none);
+  sum_by_plan(plan, Tables<Eigen::Dynamic, 0>{&a, nullptr, k, 0}, scale, out_a, none);
 }
 
 bool same_rows(const Parts& a, const Parts& b) {
@@ -180,16 +234,17 @@ SparseRows GradientSum::union_of_rows(const Parts& parts) {
 
 // Each table's parts are summed over a balanced tree of the order of adding (sum_by_plan):
 // O(rows), in a fixed order. Tables whose parts hold the same rows (a field's embedding and
-// its first-order weights) share one plan.
+// its first-order weights) share one plan, and two of them one walk of its tree.
 Gradient GradientSum::take(float scale) {
   Gradient sum;
-  sum.dense = std::move(dense_) * scale;
+  dense_ *= scale;
+  sum.dense = std::move(dense_);
   sum.samples = samples_;
   const size_t tables = parts_.empty() ? 0 : parts_[0].size();
   sum.tables.resize(tables);
   std::vector<Parts> parts(tables);
   std::vector<SumPlan> plans;
-  std::vector<std::pair<size_t, size_t>> planned;  // (table, its plan)
+  std::vector<std::vector<size_t>> groups;  // each plan's tables, in order
   std::vector<size_t> united;  // tables summed as unions of rows
   for (size_t t = 0; t < tables; ++t) {
     for (const auto& part : parts_) parts[t].push_back(&part[t]);
@@ -200,19 +255,22 @@ Gradient GradientSum::take(float scale) {
       united.push_back(t);
       continue;
     }
-    size_t plan = plans.size();
-    for (const auto& [s, its] : planned) {
-      if (same_rows(parts[s], parts[t])) {
-        plan = its;
-        break;
-      }
+    size_t plan = 0;
+    while (plan < groups.size() && !same_rows(parts[groups[plan][0]], parts[t])) ++plan;
+    if (plan == plans.size()) {
+      plans.push_back(plan_sum(parts[t], union_));
+      groups.emplace_back();
     }
-    if (plan == plans.size()) plans.push_back(plan_sum(parts[t], union_));
-    planned.emplace_back(t, plan);
-    Eigen::Index k = 0;  // the width of the parts that have rows (an empty part may have none)
-    for (const SparseRows* part : parts[t]) k = std::max(k, part->values.cols());
-    sum.tables[t] = sum_by_plan(plans[plan], parts[t], k);
-    sum.tables[t].values *= scale;
+    groups[plan].push_back(t);
+  }
+  // A plan's tables two by two over one walk of its tree each.
+  for (size_t p = 0; p < plans.size(); ++p) {
+    const std::vector<size_t>& group = groups[p];
+    for (size_t i = 0; i < group.size(); i += 2) {
+      const bool pair = i + 1 < group.size();
+      sum_by_plan(plans[p], parts[group[i]], pair ? &parts[group[i + 1]] : nullptr, scale,
+                  sum.tables[group[i]], pair ? &sum.tables[group[i + 1]] : nullptr);
+    }
   }
   dense_ = Eigen::VectorXf();
   samples_ = 0;

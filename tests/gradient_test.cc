@@ -128,10 +128,12 @@ SparseRows merged(const SparseRows& a, const SparseRows& b) {
 // Random parts (rows drawn from a small range, so that many are shared; values of all
 // magnitudes and signs, -0 too), summed by GradientSum and by the plain pairwise merge, level
 // by level: the same rows and the same bits, for every number of parts from 1 to 40. Each
-// gradient has three tables: rows of 3 or of 16 values (the width summed with fixed-size
+// gradient has five tables: rows of 3 or of 16 values (the width summed with fixed-size
 // rows); rows of 1 value on the same rows (a field's first-order weights, which share the
-// first table's plan); and rows of the first width on as many rows as the first table's, in
-// every other part the same ones (a plan must not be shared on partly equal rows).
+// first table's plan and its walks of the tree); rows of 1 value on as many rows as the first
+// table's, in every other part the same ones (a plan must not be shared on partly equal
+// rows), and rows of the first width on those (a pair whose first table is the narrow one);
+// and the first table's rows again (a third table on a plan, summed alone).
 TEST(GradientSum, TreeSumIsThePairwiseMergeToTheBit) {
   std::mt19937 rng(7);
   auto random_ids = [&] {
@@ -158,19 +160,19 @@ TEST(GradientSum, TreeSumIsThePairwiseMergeToTheBit) {
   for (const int dim : {3, 16})
     for (int m = 1; m <= 40; ++m) {
       GradientSum sum;
-      std::vector<std::vector<SparseRows>> levels(3);
+      std::vector<std::vector<SparseRows>> levels(5);
       for (int p = 0; p < m; ++p) {
         Gradient g;
         g.dense = Eigen::VectorXf::Zero(1);
         g.samples = 1;
-        const std::vector<int32_t> ids = random_ids();
-        g.tables = {random_rows(ids, dim), random_rows(ids, 1),
-                    random_rows(p % 2 == 0 ? ids : shifted(ids), dim)};
-        for (size_t t = 0; t < 3; ++t) levels[t].push_back(g.tables[t]);
+        const std::vector<int32_t> ids = random_ids(), other = p % 2 == 0 ? ids : shifted(ids);
+        g.tables = {random_rows(ids, dim), random_rows(ids, 1), random_rows(other, 1),
+                    random_rows(other, dim), random_rows(ids, dim)};
+        for (size_t t = 0; t < 5; ++t) levels[t].push_back(g.tables[t]);
         sum.add(std::move(g));
       }
       const Gradient g = sum.take(0.375f);
-      for (size_t t = 0; t < 3; ++t) {
+      for (size_t t = 0; t < 5; ++t) {
         std::vector<SparseRows>& level = levels[t];
         while (level.size() > 1) {
           std::vector<SparseRows> next;
