@@ -70,8 +70,13 @@ class ShardedServer : public Server {
     training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
   }
 
+  // Notices flow to the server while it works (a permanent receiver, as MPI's small messages
+  // do), so that a busy server takes the next one the moment an update is done, not a
+  // latency later, and a worker's next admission never coincides with the next update.
   void start() override {
-    sg4::Actor::create("ps", cluster_.servers()[0], [this] { serve(); })->daemonize();
+    auto server = sg4::Actor::create("ps", cluster_.servers()[0], [this] { serve(); });
+    server->daemonize();
+    inbox_->set_receiver(server);
   }
 
  private:

@@ -572,6 +572,32 @@ TEST(Simulation, OneQueueServerTakesTheTokenWhenItServesTheRequest) {
   EXPECT_NEAR(result["summary"]["simulated_time"].get<double>(), 40.0, 1e-3);
 }
 
+// Messages flow to the sharded server while it works: a notice sent during another push's
+// update waits in the server's mailbox and is taken in the moment that update is done, not a
+// notice latency (2 x 10 ms, one NIC each way) later. So the saturated server's updates,
+// 1 s of work each, follow one another exactly 1 s apart, and each of the two workers pushes
+// every 2 s (a notice that waited for the server's get would make that 2.04 s). It also
+// keeps a worker's next admission apart from the next update: the acknowledgement arrives
+// 20 ms after that update began, never at the same instant, which SimGrid's solver settings
+// would order either way.
+TEST(Simulation, ASaturatedShardedServerTakesQueuedNoticesWithoutTheirLatency) {
+  ExperimentSpec s = saturated_server();
+  s.cluster.nic_latency = 0.01;
+  const auto result = simulate(s);
+  for (int w = 0; w < 2; ++w) {
+    const auto& ends = result["workers"][w]["step_ends"];
+    ASSERT_GE(ends.size(), 10u);
+    for (size_t k = 1; k < ends.size(); ++k)
+      EXPECT_NEAR(ends[k].get<double>() - ends[k - 1].get<double>(), 2.0, 1e-9)
+          << "worker " << w << ", step " << k;
+  }
+  const double first = result["workers"][1]["step_ends"][0].get<double>();
+  const double second = result["workers"][0]["step_ends"][0].get<double>();
+  EXPECT_NEAR(second - first, 1.0, 1e-9);
+  EXPECT_EQ(result["staleness_histogram"], nlohmann::json::parse("[[0, 1], [1, 40]]"))
+      << result["staleness_histogram"];
+}
+
 // 60k samples on 4 workers, one of them `slowdown` times slower, evaluated every 0.05 s.
 ExperimentSpec short_run(Mode mode, double slowdown) {
   ExperimentSpec s = straggler_free_cluster(mode, 4);
