@@ -408,7 +408,11 @@ int run(int argc, char** argv) {
       else ps.worker(w, steps);
     });
   }
-  if (!sync) sg4::Actor::create("ps", cluster.servers()[0], [&] { ps.server(); })->daemonize();
+  if (!sync) {  // notices flow to the server while it works, as sim/sharded_server.cc's
+    auto server = sg4::Actor::create("ps", cluster.servers()[0], [&] { ps.server(); });
+    server->daemonize();
+    sg4::Mailbox::by_name("ps")->set_receiver(server);
+  }
   const auto start = std::chrono::steady_clock::now();
   engine.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
