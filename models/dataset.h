@@ -38,6 +38,12 @@ struct Batch {
   int64_t size() const { return labels.size(); }
 };
 
+// Asks the kernel to back [data, data + bytes) with huge pages (a hint: where it is not
+// taken, or off Linux, only speed differs). For a data set's arrays, before they are first
+// written: a batch's samples lie scattered over them, and each sample read from a page of
+// its own otherwise costs a page walk.
+void advise_huge_pages(void* data, size_t bytes);
+
 // The last `test_fraction` of the rows become the test set (Criteo files are in time order,
 // so this tests on the latest samples); the rest is the training set.
 std::pair<Dataset, Dataset> split_train_test(const Dataset& data, double test_fraction);
