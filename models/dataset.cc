@@ -41,12 +41,8 @@ Dataset copy_rows(const Dataset& data, int64_t begin, int64_t end) {
   out.num_fields = data.num_fields;
   out.num_dense = data.num_dense;
   out.cardinalities = data.cardinalities;
-  const auto ids = static_cast<size_t>((end - begin) * data.num_fields);
-  const auto dense = static_cast<size_t>((end - begin) * data.num_dense);
-  out.ids.reserve(ids);
-  advise_huge_pages(out.ids.data(), ids * sizeof(int32_t));
-  out.dense.reserve(dense);
-  advise_huge_pages(out.dense.data(), dense * sizeof(float));
+  reserve_on_huge_pages(out.ids, static_cast<size_t>((end - begin) * data.num_fields));
+  reserve_on_huge_pages(out.dense, static_cast<size_t>((end - begin) * data.num_dense));
   out.ids.assign(data.ids.begin() + begin * data.num_fields,
                  data.ids.begin() + end * data.num_fields);
   out.dense.assign(data.dense.begin() + begin * data.num_dense,

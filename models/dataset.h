@@ -44,6 +44,13 @@ struct Batch {
 // its own otherwise costs a page walk.
 void advise_huge_pages(void* data, size_t bytes);
 
+// v.reserve(n), its storage then advised as above.
+template <typename T>
+void reserve_on_huge_pages(std::vector<T>& v, size_t n) {
+  v.reserve(n);
+  advise_huge_pages(v.data(), v.capacity() * sizeof(T));
+}
+
 // The last `test_fraction` of the rows become the test set (Criteo files are in time order,
 // so this tests on the latest samples); the rest is the training set.
 std::pair<Dataset, Dataset> split_train_test(const Dataset& data, double test_fraction);

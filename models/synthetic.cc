@@ -146,11 +146,9 @@ void draw_features(const SyntheticConfig& c, const std::vector<ZipfField>& zipf,
                    int64_t n) {
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   std::normal_distribution<double> normal(0.0, 1.0);
-  data.ids.reserve(n * c.num_fields);
-  advise_huge_pages(data.ids.data(), data.ids.capacity() * sizeof(int32_t));
+  reserve_on_huge_pages(data.ids, static_cast<size_t>(n * c.num_fields));
   data.ids.resize(n * c.num_fields);
-  data.dense.reserve(n * c.num_dense);
-  advise_huge_pages(data.dense.data(), data.dense.capacity() * sizeof(float));
+  reserve_on_huge_pages(data.dense, static_cast<size_t>(n * c.num_dense));
   data.dense.resize(n * c.num_dense);
   dense_std.resize(n * c.num_dense);
   for (int64_t i = 0; i < n; ++i) {
