@@ -3,6 +3,8 @@
 #include <simgrid/engine.h>
 #include <xbt/log.h>
 
+#include <algorithm>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -33,12 +35,77 @@ void check_log_settings(int argc, char** argv) {
   }
 }
 
+// The --cfg= settings, in order: "--cfg=key:value", several to an argument when separated by
+// spaces, as SimGrid reads them.
+std::vector<std::pair<std::string, std::string>> cfg_settings(int argc, char** argv) {
+  std::vector<std::pair<std::string, std::string>> settings;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--cfg=", 0) != 0) continue;
+    std::istringstream words(arg.substr(6));
+    for (std::string word; words >> word;) {
+      const size_t colon = word.find(':');
+      if (colon != std::string::npos)
+        settings.emplace_back(word.substr(0, colon), word.substr(colon + 1));
+    }
+  }
+  return settings;
+}
+
+// SimGrid 3.32 ends the process (xbt_die, an assertion or a crash) rather than throwing on
+// these: a model, an update mode or a context factory it lacks or that cannot run gbasim's
+// clusters, and lazy updates without selective ones. Each key's values are the ones that run
+// a gbasim cluster: SimGrid's own lists (printed when it refuses) less the network models
+// ns-3 and Constant (neither takes a platform with gbasim's links), the ptask_L07 host model
+// (it crashes in the engine) and TI CPU updates (they need repeating speed profiles, and a
+// straggler's are not). A key SimGrid does not know at all it refuses itself.
+void check_cfg_settings(int argc, char** argv) {
+  static const std::map<std::string, std::vector<std::string>> choices = {
+      {"network/model", {"LV08", "CM02", "IB", "SMPI"}},
+      {"cpu/model", {"Cas01"}},
+      {"host/model", {"default", "compound"}},
+      {"disk/model", {"default"}},
+      {"network/optim", {"Lazy", "Full"}},
+      {"cpu/optim", {"Lazy", "Full"}},
+      {"contexts/factory", {"raw", "thread", "ucontext", "boost"}},
+  };
+  std::map<std::string, std::string> value{{"network/optim", "Lazy"}, {"cpu/optim", "Lazy"}};
+  std::map<std::string, std::string> arg_of;
+  for (const auto& [key, v] : cfg_settings(argc, argv)) {
+    const std::string arg = "--cfg=" + key + ":" + v;
+    if (const auto c = choices.find(key); c != choices.end()) {
+      if (std::find(c->second.begin(), c->second.end(), v) == c->second.end()) {
+        std::string list;
+        for (size_t k = 0; k < c->second.size(); ++k)
+          list += (k == 0 ? "" : k + 1 == c->second.size() ? " or " : ", ") + c->second[k];
+        throw InputError(arg + ": '" + v + "' is not a " + key + " that gbasim runs on (" + list +
+                         ")");
+      }
+    }
+    value[key] = v;
+    arg_of[key] = arg;
+  }
+  for (const char* name : {"network", "cpu"}) {
+    const std::string part = name, selective = part + "/maxmin-selective-update";
+    const auto off = value.find(selective);
+    if (off == value.end() || value[part + "/optim"] != "Lazy") continue;
+    if (off->second == "no" || off->second == "off" || off->second == "false" ||
+        off->second == "0") {
+      throw InputError(
+          arg_of[selective] + ": SimGrid's lazy updates (" + part +
+          "/optim:Lazy, its default) need selective updates: turn these off only with --cfg=" +
+          part + "/optim:Full");
+    }
+  }
+}
+
 }  // namespace
 
 EngineArgs start_engine(int argc, char** argv) {
   xbt_log_control_set("root.thres:critical");
   sg_config_continue_after_help();
   check_log_settings(argc, argv);
+  check_cfg_settings(argc, argv);
   // --help is ours: SimGrid would print every one of its configuration keys first.
   std::vector<char*> engine_argv;
   bool help = false;

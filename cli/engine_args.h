@@ -1,6 +1,7 @@
 // The SimGrid engine of a simulating command: built from the raw arguments, it takes its own
 // --cfg= and --log= ones (checked first, since SimGrid ends the process on a --log= it
-// cannot parse); --help stays ours, and the rest is left for Boost.Program_options.
+// cannot parse and on some --cfg= values: engine_args.cc); --help stays ours, and the rest
+// is left for Boost.Program_options.
 #pragma once
 
 #include <simgrid/s4u.hpp>

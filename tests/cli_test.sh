@@ -157,6 +157,14 @@ check_arguments_error "--seed must not be negative, got '-1'" train --seed -1 "$
 check_arguments_error "--data-seed must not be negative" data --data-seed -5
 check_arguments_error "SimGrid refused its arguments (--cfg=, --log=): Bad config key: nonsense" run --spec "$work/tiny.json" --cfg=nonsense:1 -q --out "$work/never.json"
 check_arguments_error "'nonsense' is not a SimGrid log setting" run --spec "$work/tiny.json" --log=nonsense -q --out "$work/never.json"
+# SimGrid ends the process on these instead of refusing them: gbasim refuses them first.
+check_arguments_error "--cfg=network/optim:Bogus: 'Bogus' is not a network/optim that gbasim runs on (Lazy or Full)" run --spec "$work/tiny.json" --cfg=network/optim:Bogus -q --out "$work/never.json"
+check_arguments_error "'ptask_L07' is not a host/model that gbasim runs on" run --spec "$work/tiny.json" "--cfg=network/crosstraffic:0 host/model:ptask_L07" -q --out "$work/never.json"
+check_arguments_error "'Constant' is not a network/model that gbasim runs on" collective --spec "$work/tiny.json" --cfg=network/model:Constant --out "$work/never.json"
+check_arguments_error "--cfg=network/maxmin-selective-update:0: SimGrid's lazy updates (network/optim:Lazy, its default) need selective updates" run --spec "$work/tiny.json" --cfg=network/maxmin-selective-update:0 -q --out "$work/never.json"
+check_arguments_error "--cfg=cpu/maxmin-selective-update:no: SimGrid's lazy updates" run --spec "$work/tiny.json" --cfg=cpu/optim:Full --cfg=cpu/optim:Lazy --cfg=cpu/maxmin-selective-update:no -q --out "$work/never.json"
+"$gbasim" run --spec "$work/tiny.json" --cfg=network/optim:Full --cfg=network/maxmin-selective-update:0 -q --out "$work/full.json" >/dev/null 2>"$work/full.err" \
+  || fail "Full updates without selective ones must run: $(head -3 "$work/full.err")"
 # Every mode runs on GPU nodes (on each topology) and with each embedding exchange.
 for topology in star fat_tree torus dragonfly; do
   for mode in sync gba; do
