@@ -165,6 +165,16 @@ check_arguments_error "--cfg=network/maxmin-selective-update:0: SimGrid's lazy u
 check_arguments_error "--cfg=cpu/maxmin-selective-update:no: SimGrid's lazy updates" run --spec "$work/tiny.json" --cfg=cpu/optim:Full --cfg=cpu/optim:Lazy --cfg=cpu/maxmin-selective-update:no -q --out "$work/never.json"
 "$gbasim" run --spec "$work/tiny.json" --cfg=network/optim:Full --cfg=network/maxmin-selective-update:0 -q --out "$work/full.json" >/dev/null 2>"$work/full.err" \
   || fail "Full updates without selective ones must run: $(head -3 "$work/full.err")"
+"$gbasim" run --spec "$work/tiny.json" -q --out "$work/lazy.json" >/dev/null 2>&1 || fail "the tiny spec must run"
+/usr/bin/python3 -c "
+import json, sys
+full, lazy = (json.load(open(f))['summary'] for f in sys.argv[1:])
+assert full['status'] == 'completed', full['status']
+for key in ('samples', 'global_steps'):
+    assert full[key] == lazy[key], (key, full[key], lazy[key])
+assert abs(full['simulated_time'] - lazy['simulated_time']) <= 0.01 * lazy['simulated_time'], \
+    (full['simulated_time'], lazy['simulated_time'])
+" "$work/full.json" "$work/lazy.json" || fail "Full updates must train the run that Lazy ones do"
 # Every mode runs on GPU nodes (on each topology) and with each embedding exchange.
 for topology in star fat_tree torus dragonfly; do
   for mode in sync gba; do
