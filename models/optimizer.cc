@@ -46,28 +46,34 @@ Optimizer::Optimizer(const OptimizerConfig& config, const Parameters& like) : co
   }
 }
 
-void Optimizer::update(float* w_data, const float* g_data, float* m_data, float* v_data, int64_t n,
+void Optimizer::update(float* w, const float* g, float* m, float* v, int64_t n,
                        const StepRates& rates) const {
-  using Array = Eigen::Map<Eigen::ArrayXf>;
-  Array w(w_data, n);
-  const Eigen::Map<const Eigen::ArrayXf> g(g_data, n);
+  // Plain loops with std::sqrt, the correctly rounded square root (vectorised to the exact
+  // square-root instruction: this file is compiled with -fno-math-errno), so that the update
+  // gives the same bits on every CPU of an instruction-set level. Eigen's vectorised sqrt
+  // (EIGEN_FAST_MATH) starts from the approximate reciprocal square root, which differs
+  // between CPU makers.
   const auto l2 = static_cast<float>(config_.l2);
+  const float lr = rates.lr, eps = rates.eps;
   switch (config_.kind) {
     case OptimizerKind::kSGD:
-      w -= rates.lr * (g + l2 * w);
+      for (int64_t i = 0; i < n; ++i) w[i] -= lr * (g[i] + l2 * w[i]);
       break;
-    case OptimizerKind::kAdagrad: {
-      Array v(v_data, n);
-      v += (g + l2 * w).square();
-      w -= rates.lr * (g + l2 * w) / (v.sqrt() + rates.eps);
+    case OptimizerKind::kAdagrad:
+      for (int64_t i = 0; i < n; ++i) {
+        const float d = g[i] + l2 * w[i];
+        v[i] += d * d;
+        w[i] -= lr * d / (std::sqrt(v[i]) + eps);
+      }
       break;
-    }
     case OptimizerKind::kAdam: {
-      Array m(m_data, n), v(v_data, n);
       const auto b1 = static_cast<float>(config_.beta1), b2 = static_cast<float>(config_.beta2);
-      m = b1 * m + (1.0f - b1) * (g + l2 * w);
-      v = b2 * v + (1.0f - b2) * (g + l2 * w).square();
-      w -= rates.lr * m / (v.sqrt() + rates.eps);
+      for (int64_t i = 0; i < n; ++i) {
+        const float d = g[i] + l2 * w[i];
+        m[i] = b1 * m[i] + (1.0f - b1) * d;
+        v[i] = b2 * v[i] + (1.0f - b2) * (d * d);
+        w[i] -= lr * m[i] / (std::sqrt(v[i]) + eps);
+      }
       break;
     }
   }
