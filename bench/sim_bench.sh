@@ -2,7 +2,9 @@
 # The simulator's own cost (bench/README.md, "The simulator"):
 #  1. overhead at 16 workers in every mode: (model math + simulator) / model math, from
 #     `gbasim run`'s wall-clock breakdown of the demo spec (evaluation excluded: one snapshot
-#     at each end);
+#     at each end); beside it the update rule's share of the simulator (the real sums of
+#     gradients in sync, GBA and backup workers) and the overhead with that work counted as
+#     the training's math, (math + simulator) / (math + rule);
 #  2. timing-only runs (no math) of every mode from 16 to MAX workers (default 4096), 20 steps
 #     a worker, side by side with bench/bare_engine.cc (the bare SimGrid program of the same
 #     actors, mailboxes, messages and computations): wall time in the engine, messages, wall
@@ -36,12 +38,15 @@ py=/usr/bin/python3
 field() { sed -E "s/$1/\\1/" <<<"$2"; }
 
 if [ $overhead -eq 1 ]; then
-  echo "| mode | workers | model math (s) | simulator (s) | overhead |"
-  echo "| --- | --- | --- | --- | --- |"
+  echo "| mode | workers | model math (s) | simulator (s) | of it: update rule (s) | overhead | overhead, the rule's work as math |"
+  echo "| --- | --- | --- | --- | --- | --- | --- |"
   for mode in $modes; do
     line=$($gbasim run --spec examples/demo.json --set training.mode=$mode --set evaluation.interval_s=1000 \
            --set data.train_samples=500000 --out out/bench/sim-overhead-$mode.json 2>&1 >/dev/null | grep 'in the engine')
-    echo "| $mode | 16 | $(field '.*model math ([0-9.]+) s.*' "$line") | $(field '.*simulator ([0-9.]+) s.*' "$line") | $(field '.*math = ([0-9.]+).*' "$line") |"
+    math=$(field '.*model math ([0-9.]+) s.*' "$line") sim=$(field '.*simulator ([0-9.]+) s.*' "$line")
+    rule=$(field '.*update rule ([0-9.]+) s.*' "$line")
+    echo "| $mode | 16 | $math | $sim | $rule | $(field '.*math = ([0-9.]+).*' "$line") |" \
+         "$($py -c "import sys; m, s, r = map(float, sys.argv[1:]); print(f'{(m + s) / (m + r):.3f}')" $math $sim $rule) |"
   done
   echo
 fi

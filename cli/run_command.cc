@@ -125,9 +125,9 @@ int run_run(int argc, char** argv) {
     const double simulator_s = cost.wall_s - cost.math_s - cost.evaluation_s;
     std::fprintf(stderr,
                  "gbasim run: wall %.3f s in the engine: model math %.3f s, evaluation %.3f s, "
-                 "simulator %.3f s "
+                 "simulator %.3f s (update rule %.3f s of it) "
                  "(%lld messages, %.0f a second); overhead (math + simulator) / math = %.3f\n",
-                 cost.wall_s, cost.math_s, cost.evaluation_s, simulator_s,
+                 cost.wall_s, cost.math_s, cost.evaluation_s, simulator_s, cost.rule_s,
                  static_cast<long long>(cost.messages),
                  static_cast<double>(cost.messages) / cost.wall_s,
                  cost.math_s > 0.0 ? (cost.math_s + simulator_s) / cost.math_s : 0.0);

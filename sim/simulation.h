@@ -17,6 +17,8 @@ struct SimulationCost {
   double wall_s = 0.0;        // the whole engine run
   double math_s = 0.0;        // gradients and optimizer steps
   double evaluation_s = 0.0;  // test AUC and log-loss
+  double rule_s = 0.0;        // the update rule's own work (sync's, GBA's and backup workers'
+                              // real sums of gradients), part of the simulator's share
   int64_t messages = 0;       // simulated point-to-point messages
 };
 

@@ -118,7 +118,9 @@ bool Training::wait_for_admission(int worker, Admission& admission, Mode& mode) 
 }
 
 std::optional<Gradient> Training::receive(int worker, int64_t token, Gradient gradient) {
+  const auto start = WallClock::now();
   std::optional<Gradient> update = rule_.receive(worker, token, std::move(gradient));
+  cost_.rule_s += seconds_since(start);
   hold_for_move();
   return update;
 }
