@@ -107,6 +107,7 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("nic_bandwidth", c.nic_bandwidth);
     v.field("nic_latency", c.nic_latency);
     v.field("network_model", c.network_model);
+    v.named("network_solver", c.network_solver, parse_network_solver, network_solver_name);
     v.named("ring_model", c.ring_model, parse_ring_model, ring_model_name);
     v.named("all_to_all_model", c.all_to_all_model, parse_ring_model, ring_model_name);
     v.named("allreduce", c.allreduce, parse_allreduce, allreduce_name);
@@ -429,6 +430,22 @@ ServerModel parse_server_model(const std::string& name) {
   if (name == "sharded") return ServerModel::kSharded;
   if (name == "one_queue") return ServerModel::kOneQueue;
   throw InputError("must be \"sharded\" or \"one_queue\", not '" + name + "'");
+}
+
+NetworkSolver parse_network_solver(const std::string& name) {
+  if (name == "simgrid") return NetworkSolver::kSimGrid;
+  if (name == "fluid") return NetworkSolver::kFluid;
+  if (name == "auto") return NetworkSolver::kAuto;
+  throw InputError("must be \"simgrid\", \"fluid\" or \"auto\", not '" + name + "'");
+}
+
+std::string network_solver_name(NetworkSolver solver) {
+  switch (solver) {
+    case NetworkSolver::kSimGrid: return "simgrid";
+    case NetworkSolver::kFluid: return "fluid";
+    case NetworkSolver::kAuto: return "auto";
+  }
+  return "";
 }
 
 RingModel parse_ring_model(const std::string& name) {
@@ -842,6 +859,8 @@ ExperimentSpec parse_spec(const Json& doc, const std::string& source) {
   for (const WorkerPool& p : worker_pools(spec)) largest = std::max(largest, p.workers);
   spec.cluster.ring_model = resolve_ring_model(spec.cluster.ring_model, largest);
   spec.cluster.all_to_all_model = resolve_ring_model(spec.cluster.all_to_all_model, largest);
+  spec.cluster.network_solver =
+      resolve_network_solver(spec.cluster.network_solver, total_workers(spec));
   return spec;
 }
 

@@ -31,6 +31,18 @@ inline RingModel resolve_ring_model(RingModel model, int workers) {
 // "messages", "aggregate", "auto"; throws InputError for anything else.
 RingModel parse_ring_model(const std::string& name);
 std::string ring_model_name(RingModel model);
+// How the network's bandwidth is shared among the flows in flight (sim/network.h): SimGrid's
+// flow-level max-min model, or the fluid model. kAuto, the default, is resolved when the spec
+// is read: SimGrid's below kAutoFluidWorkers workers, the fluid model from there on.
+enum class NetworkSolver { kSimGrid, kFluid, kAuto };
+constexpr int kAutoFluidWorkers = 256;
+inline NetworkSolver resolve_network_solver(NetworkSolver solver, int workers) {
+  if (solver != NetworkSolver::kAuto) return solver;
+  return workers < kAutoFluidWorkers ? NetworkSolver::kSimGrid : NetworkSolver::kFluid;
+}
+// "simgrid", "fluid", "auto"; throws InputError for anything else.
+NetworkSolver parse_network_solver(const std::string& name);
+std::string network_solver_name(NetworkSolver solver);
 // The network between nodes (sim/cluster.h): every node's NIC on one non-blocking switch, a
 // two-level fat-tree of switches, a torus of nodes, or a dragonfly of routers.
 enum class Topology { kStar, kFatTree, kTorus, kDragonfly };
@@ -94,6 +106,7 @@ struct ClusterSpec {
   double nic_bandwidth = 3.125e9;      // bytes/s of each host's link (25 Gb/s)
   double nic_latency = 10e-6;          // seconds; hosts meet at a non-blocking switch
   std::string network_model = "LV08";  // SimGrid's network/model: LV08 or CM02
+  NetworkSolver network_solver = NetworkSolver::kAuto;
   RingModel ring_model = RingModel::kAuto;
   // How sync's all-to-all of embedding rows is simulated: "messages" (every pair at once, N - 1
   // messages a worker), "aggregate" (one message a worker to a peer on another node, one to a

@@ -22,13 +22,6 @@ const std::vector<std::vector<std::pair<double, double>>>& bandwidth_changes(
 
 }  // namespace
 
-// (Cancelling the messages still in flight when a killed actor unwinds would spare the engine
-// running them on after an early end, but a simcall from a dying actor hangs under thread
-// contexts: they are left to finish; Training::now() keeps the run's end time.)
-void wait_all(const std::vector<sg4::CommPtr>& comms) {
-  for (const auto& comm : comms) comm->wait();
-}
-
 const char* engine_context_arg() {
 #ifdef GBASIM_SANITIZED
   // AddressSanitizer takes SimGrid's raw context switches for stack overflows: actors run on
@@ -72,6 +65,8 @@ Cluster::Cluster(const ExperimentSpec& spec, const ReplayedTrace& trace)
     build_topology();
   else
     build_star();
+  network_ = std::make_unique<Network>(resolve_network_solver(c.network_solver, n),
+                                       servers_.empty() ? workers_[0].host : servers_[0]);
 }
 
 sg4::Host* Cluster::create_worker(sg4::NetZone* zone, int w) {

@@ -15,10 +15,12 @@
 
 #include <simgrid/s4u.hpp>
 
+#include <memory>
 #include <vector>
 
 #include "experiment/run_record.h"
 #include "experiment/spec.h"
+#include "sim/network.h"
 
 namespace gbasim {
 
@@ -39,9 +41,6 @@ struct WorkerHost {
 // AddressSanitizer, thread contexts (the context factory is chosen when the engine starts).
 const char* engine_context_arg();
 
-// Waits for every one of `comms`, in order.
-void wait_all(const std::vector<sg4::CommPtr>& comms);
-
 // Sets SimGrid's network model from cluster.network_model, before the platform is built.
 void configure_network(const ClusterSpec& spec);
 
@@ -54,6 +53,8 @@ class Cluster {
   const std::vector<sg4::Host*>& servers() const { return servers_; }
   // Workers per node: worker w is local rank w % g of node w / g.
   int gpus_per_node() const { return gpus_per_node_; }
+  // Every host-to-host transfer goes through it (cluster.network_solver).
+  Network& network() const { return *network_; }
   // The shared machine (cluster.shared_cores), or null.
   sg4::Host* machine() const { return machine_; }
 
@@ -84,6 +85,7 @@ class Cluster {
   std::vector<WorkerHost> workers_;
   std::vector<sg4::Host*> servers_;
   sg4::Host* machine_ = nullptr;
+  std::unique_ptr<Network> network_;
   // cluster.time_slice_s: the machine's cores, taken for a slice at a time in arrival order.
   sg4::SemaphorePtr cores_;
   double slice_flops_ = 0.0;

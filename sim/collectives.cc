@@ -9,10 +9,12 @@ namespace gbasim {
 
 RingGroup::RingGroup(const Cluster& cluster, std::vector<int> workers, RingModel model,
                      const std::string& name)
-    : workers_(std::move(workers)), model_(model) {
+    : network_(cluster.network()), workers_(std::move(workers)), model_(model) {
   const int n = size();
-  for (int i = 0; i < n; ++i)
-    mailboxes_.push_back(simgrid::s4u::Mailbox::by_name(name + "-" + std::to_string(i)));
+  for (int i = 0; i < n; ++i) {
+    boxes_.emplace_back(network_, name + "-" + std::to_string(i),
+                        cluster.workers()[workers_[i]].host);
+  }
   if (model_ == RingModel::kAggregate && n > 1) {
     barrier_ = simgrid::s4u::Barrier::create(static_cast<unsigned>(n));
     for (int i = 0; i < n; ++i) {
@@ -33,9 +35,9 @@ int64_t RingGroup::messages(int64_t passes) const {
 void RingGroup::pass(int i, double bytes) {
   // The payload is the sender's rank, not owned: a run ended with messages in flight leaks
   // nothing.
-  auto send = mailboxes_[(i + 1) % size()]->put_async(&workers_[i], bytes);
-  mailboxes_[i]->get<int>();
-  send->wait();
+  const Transfer send = boxes_[(i + 1) % size()].put_async(&workers_[i], bytes);
+  boxes_[i].get<int>();
+  network_.wait(send);
 }
 
 void RingGroup::run(int i, const std::vector<double>& bytes) {
@@ -81,9 +83,10 @@ Collectives::Collectives(const Cluster& cluster, const ClusterSpec& spec, int fi
     for (int t = 0; t < 2; ++t) {
       for (int r = 0; r < n_; ++r) {
         const std::string box = name + "tree-" + std::to_string(t) + "-" + std::to_string(r);
-        tree_down_.push_back(simgrid::s4u::Mailbox::by_name(box + "-down"));
+        simgrid::s4u::Host* host = cluster.workers()[first + (t == 0 ? r : n_ - 1 - r)].host;
+        tree_down_.emplace_back(cluster.network(), box + "-down", host);
         for (int k = 0; k < 2; ++k)
-          tree_up_.push_back(simgrid::s4u::Mailbox::by_name(box + "-up-" + std::to_string(k)));
+          tree_up_.emplace_back(cluster.network(), box + "-up-" + std::to_string(k), host);
       }
     }
   }
@@ -114,48 +117,48 @@ void Collectives::all_reduce(int w, double bytes) {
 }
 
 void Collectives::tree_all_reduce(int w, double bytes) {
-  namespace s4u = simgrid::s4u;
   constexpr int kWindow = 8;  // chunks a rank can take in ahead of its work (NCCL's 8 steps)
   const int chunks = tree_chunks(bytes);
   const double chunk = bytes / 2.0 / chunks;
   static int token = 0;  // every chunk's payload: the receivers only count them
-  int* landed = nullptr;  // where the chunks land; nobody reads them
-  std::vector<s4u::CommPtr> sends;
+  void* landed = nullptr;  // where the chunks land; nobody reads them
+  Network& network = cluster_.network();
+  std::vector<Transfer> sends;
   for (int phase = 0; phase < 2; ++phase) {  // the reduce up, then the broadcast down
     // Tree t: the mailboxes w takes its chunks from, and those it sends them to.
-    std::vector<s4u::Mailbox*> from[2], to[2];
+    std::vector<Box*> from[2], to[2];
     for (int t = 0; t < 2; ++t) {
       const int r = t == 0 ? w : n_ - 1 - w;  // w's rank in tree t
       for (int k = 0; k < 2; ++k) {
         const int child = 2 * r + 1 + k;
         if (child >= n_) continue;
         (phase == 0 ? from[t] : to[t])
-            .push_back(phase == 0 ? tree_up_[(t * n_ + r) * 2 + k] : tree_down_[t * n_ + child]);
+            .push_back(phase == 0 ? &tree_up_[(t * n_ + r) * 2 + k] : &tree_down_[t * n_ + child]);
       }
       if (r > 0) {
         (phase == 0 ? to[t] : from[t])
-            .push_back(phase == 0 ? tree_up_[(t * n_ + (r - 1) / 2) * 2 + (r - 1) % 2]
-                                  : tree_down_[t * n_ + r]);
+            .push_back(phase == 0 ? &tree_up_[(t * n_ + (r - 1) / 2) * 2 + (r - 1) % 2]
+                                  : &tree_down_[t * n_ + r]);
       }
     }
     // receives[t][c]: chunk c's pieces from tree t, each tree's posted up to kWindow chunks
     // ahead of the one it works on. The trees go on independently, so that a rank waiting in
     // one does not hold up the other.
-    std::vector<std::vector<s4u::CommPtr>> receives[2];
+    std::vector<std::vector<Transfer>> receives[2];
     int next[2] = {0, 0};
     auto post_window = [&](int t) {
       while (static_cast<int>(receives[t].size()) < std::min(chunks, next[t] + kWindow)) {
         receives[t].emplace_back();
-        for (s4u::Mailbox* box : from[t]) receives[t].back().push_back(box->get_async<int>(&landed));
+        for (Box* box : from[t]) receives[t].back().push_back(box->get_async(&landed));
       }
     };
     while (true) {
-      std::vector<s4u::CommPtr> pending;
+      std::vector<Transfer> pending;
       size_t first = 0;
       for (int t = 0; t < 2; ++t) {
         post_window(t);
         while (next[t] < chunks && receives[t][next[t]].empty()) {
-          for (s4u::Mailbox* box : to[t]) sends.push_back(box->put_async(&token, chunk));
+          for (Box* box : to[t]) sends.push_back(box->put_async(&token, chunk));
           ++next[t];
           post_window(t);
         }
@@ -166,12 +169,12 @@ void Collectives::tree_all_reduce(int w, double bytes) {
         if (t == 0) first = pending.size();
       }
       if (pending.empty()) break;  // both trees through every chunk
-      const auto done = static_cast<size_t>(s4u::Comm::wait_any(pending));
+      const size_t done = network.wait_any(pending);
       auto& list = done < first ? receives[0][next[0]] : receives[1][next[1]];
       list.erase(list.begin() + static_cast<long>(done < first ? done : done - first));
     }
   }
-  wait_all(sends);
+  network.wait_all(sends);
 }
 
 void Collectives::all_gather(int w, const std::vector<double>& blocks) {
@@ -182,11 +185,12 @@ void Collectives::all_gather(int w, const std::vector<double>& blocks) {
 }
 
 void Collectives::all_to_all(int w, const std::vector<double>& bytes_to) {
-  std::vector<simgrid::s4u::CommPtr> sends;
+  Network& network = cluster_.network();
+  std::vector<Transfer> sends;
   auto send = [&](int v, double bytes) {
     if (v == w || bytes <= 0.0) return;
-    sends.push_back(simgrid::s4u::Comm::sendto_async(cluster_.workers()[first_ + w].host,
-                                                     cluster_.workers()[first_ + v].host, bytes));
+    sends.push_back(network.send(cluster_.workers()[first_ + w].host,
+                                 cluster_.workers()[first_ + v].host, bytes));
   };
   if (all_to_all_model_ == RingModel::kAggregate) {
     // Worker w + N/2 is on another node whenever there is one (nodes of g workers in order).
@@ -197,7 +201,7 @@ void Collectives::all_to_all(int w, const std::vector<double>& bytes_to) {
   } else {
     for (int v = 0; v < n_; ++v) send(v, bytes_to[v]);
   }
-  wait_all(sends);
+  network.wait_all(sends);
 }
 
 int64_t Collectives::messages_per_all_to_all() const {

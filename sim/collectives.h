@@ -24,6 +24,7 @@
 
 #include <simgrid/s4u.hpp>
 
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -46,9 +47,10 @@ class RingGroup {
  private:
   void pass(int i, double bytes);
 
+  Network& network_;
   std::vector<int> workers_;
   RingModel model_;
-  std::vector<simgrid::s4u::Mailbox*> mailboxes_;
+  std::deque<Box> boxes_;  // member i's: it receives from the previous member
   simgrid::s4u::BarrierPtr barrier_;  // aggregate
   std::vector<double> latency_;       // aggregate: of each member's route to the next, raw
 };
@@ -91,8 +93,8 @@ class Collectives {
   double tree_chunk_bytes_;
   RingModel ring_model_;  // resolved: messages or aggregate
   RingModel all_to_all_model_;  // resolved
-  std::vector<simgrid::s4u::Mailbox*> tree_up_;    // tree t, rank r, child k: (t n + r) 2 + k
-  std::vector<simgrid::s4u::Mailbox*> tree_down_;  // tree t, rank r: t n + r
+  std::deque<Box> tree_up_;    // tree t, rank r, child k: (t n + r) 2 + k
+  std::deque<Box> tree_down_;  // tree t, rank r: t n + r
   RingGroup all_;
   std::vector<RingGroup> nodes_;       // hierarchical: node k's workers
   std::vector<RingGroup> local_rank_;  // hierarchical: local rank i's workers on every node

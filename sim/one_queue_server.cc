@@ -2,6 +2,7 @@
 // in one queue, served one at a time; a request is answered with the token and the parameters
 // (the gradient is computed then, on those parameters); a push is acknowledged when taken in;
 // requests the rule refused are served again after each update.
+#include <deque>
 #include <memory>
 
 #include "base/random.h"
@@ -25,14 +26,15 @@ class OneQueueServer : public Server {
   OneQueueServer(Training& training, const Cluster& cluster)
       : training_(training),
         cluster_(cluster),
-        inbox_(sg4::Mailbox::by_name("ps")),
+        network_(cluster.network()),
+        inbox_(network_, "ps", cluster.servers()[0]),
         requested_(training.workers()),
         granted_(training.workers()),
         arrivals_(static_cast<size_t>(training.workers())),
         grants_slots_(static_cast<size_t>(training.workers())) {
     for (int w = 0; w < training.workers(); ++w) {
-      acks_.push_back(sg4::Mailbox::by_name("ack-" + std::to_string(w)));
-      grants_.push_back(sg4::Mailbox::by_name("grant-" + std::to_string(w)));
+      acks_.emplace_back(network_, "ack-" + std::to_string(w), cluster.workers()[w].host);
+      grants_.emplace_back(network_, "grant-" + std::to_string(w), cluster.workers()[w].host);
     }
   }
 
@@ -48,8 +50,8 @@ class OneQueueServer : public Server {
     // Messages live in per-worker slots (a worker has one in flight at most), not on the
     // heap: a run ended with messages in flight leaks nothing.
     arrivals_[w] = Arrival{w, 0, Gradient{}, true};
-    inbox_->put(&arrivals_[w], kControlBytes + 8.0 * row_ids);
-    admission = *grants_[w]->get<Admission>();
+    inbox_.put(&arrivals_[w], kControlBytes + 8.0 * row_ids);
+    admission = *grants_[w].get<Admission>();
     training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
     training_.count_messages(3);  // the request, the grant with the pull, the push
     mode = training_.spec().training.mode;
@@ -67,8 +69,8 @@ class OneQueueServer : public Server {
     const double bytes = shard_bytes(grad, training_.dense_values(), training_.table_dims(), 1,
                                      4.0, 8.0)[0];
     arrivals_[w] = Arrival{w, token, std::move(grad)};
-    inbox_->put(&arrivals_[w], kControlBytes + bytes);
-    acks_[w]->get_unique<int>();
+    inbox_.put(&arrivals_[w], kControlBytes + bytes);
+    acks_[w].get<int>();
     training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
   }
 
@@ -77,7 +79,7 @@ class OneQueueServer : public Server {
   void start() override {
     auto server = sg4::Actor::create("ps", cluster_.servers()[0], [this] { serve(); });
     server->daemonize();
-    inbox_->set_receiver(server);
+    inbox_.set_receiver(server);
   }
 
  private:
@@ -85,9 +87,9 @@ class OneQueueServer : public Server {
   // that have arrived, at random, as an MPI server probing for any source gets them in an
   // order that is not the order they arrived in.
   Arrival* next(Rng& pick) {
-    if (training_.spec().cluster.ps_service_seed == 0) return inbox_->get<Arrival>();
-    if (arrived_.empty()) arrived_.push_back(inbox_->get<Arrival>());
-    while (inbox_->ready()) arrived_.push_back(inbox_->get<Arrival>());
+    if (training_.spec().cluster.ps_service_seed == 0) return inbox_.get<Arrival>();
+    if (arrived_.empty()) arrived_.push_back(inbox_.get<Arrival>());
+    while (inbox_.ready()) arrived_.push_back(inbox_.get<Arrival>());
     const auto chosen =
         arrived_.begin() + static_cast<ptrdiff_t>(
                                std::uniform_int_distribution<size_t>(0, arrived_.size() - 1)(pick));
@@ -115,7 +117,7 @@ class OneQueueServer : public Server {
     // The server sends the grant itself and goes on once it is through, as gbasim-mpi's does
     // (a blocking send); so grants go out one after another.
     grants_slots_[w] = admission;
-    grants_[w]->put(&grants_slots_[w], bytes);
+    grants_[w].put(&grants_slots_[w], bytes);
     return true;
   }
 
@@ -129,9 +131,7 @@ class OneQueueServer : public Server {
         if (!serve_request(arrival->worker)) rule.queue_refused(arrival->worker);
         continue;
       }
-      acks_[arrival->worker]->put_init(new int(0), kControlBytes)->detach([](void* p) {
-        delete static_cast<int*>(p);
-      });
+      acks_[arrival->worker].put_detached(&ack_payload, kControlBytes);
       const std::optional<Gradient> update = take_in(
           training_, cluster_, arrival->worker, arrival->token, std::move(arrival->gradient));
       if (update) charge_update(training_, cluster_, *update);
@@ -141,8 +141,9 @@ class OneQueueServer : public Server {
 
   Training& training_;
   const Cluster& cluster_;
-  sg4::Mailbox* inbox_;
-  std::vector<sg4::Mailbox*> acks_, grants_;
+  Network& network_;
+  Box inbox_;
+  std::deque<Box> acks_, grants_;
   std::vector<Batch> requested_;  // each worker's batch, drawn when it asks
   std::vector<Gradient> granted_;  // its gradient, computed when the server admits it
   std::vector<Arrival*> arrived_;  // taken from the queue, not yet served

@@ -15,6 +15,9 @@
 
 namespace gbasim {
 
+// What an acknowledgement carries: nothing anyone reads.
+inline int ack_payload = 0;
+
 class Server {
  public:
   virtual ~Server() = default;

@@ -1,5 +1,6 @@
 // The sharded server model (server.h): admissions through the rule, pulls and pushes to
 // every shard, a push acknowledged once its update is done.
+#include <deque>
 #include <memory>
 
 #include "sim/messages.h"
@@ -18,9 +19,12 @@ struct Pushed {
 class ShardedServer : public Server {
  public:
   ShardedServer(Training& training, const Cluster& cluster)
-      : training_(training), cluster_(cluster), inbox_(sg4::Mailbox::by_name("ps")) {
+      : training_(training),
+        cluster_(cluster),
+        network_(cluster.network()),
+        inbox_(network_, "ps", cluster.servers()[0]) {
     for (int w = 0; w < training.workers(); ++w)
-      acks_.push_back(sg4::Mailbox::by_name("ack-" + std::to_string(w)));
+      acks_.emplace_back(network_, "ack-" + std::to_string(w), cluster.workers()[w].host);
     pushed_.resize(static_cast<size_t>(training.workers()));
     rows_.resize(static_cast<size_t>(training.workers()));
   }
@@ -40,14 +44,14 @@ class ShardedServer : public Server {
     rows_[w] = rows_by_owner(grad, training_.table_dims(), shards);
     const std::vector<double> pull = bytes(w, 4.0, 0.0);
     const std::vector<double> request = bytes(w, 0.0, 8.0);
-    std::vector<sg4::CommPtr> comms;
+    std::vector<Transfer> comms;
     for (int p = 0; p < shards; ++p)
-      comms.push_back(sg4::Comm::sendto_async(me, servers[p], kControlBytes + request[p]));
-    wait_all(comms);
+      comms.push_back(network_.send(me, servers[p], kControlBytes + request[p]));
+    network_.wait_all(comms);
     comms.clear();
-    for (int p = 0; p < shards; ++p) comms.push_back(sg4::Comm::sendto_async(servers[p], me, pull[p]));
+    for (int p = 0; p < shards; ++p) comms.push_back(network_.send(servers[p], me, pull[p]));
     training_.count_messages(3 * shards + 2);  // requests, pulls, pushes, the notice, its ack
-    wait_all(comms);
+    network_.wait_all(comms);
     training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
     return grad;
   }
@@ -58,15 +62,15 @@ class ShardedServer : public Server {
     const double start = sg4::Engine::get_clock();
     const auto& servers = cluster_.servers();
     const std::vector<double> push = bytes(w, 4.0, 8.0);
-    std::vector<sg4::CommPtr> comms;
+    std::vector<Transfer> comms;
     for (size_t p = 0; p < servers.size(); ++p)
-      comms.push_back(sg4::Comm::sendto_async(cluster_.workers()[w].host, servers[p], push[p]));
-    wait_all(comms);
+      comms.push_back(network_.send(cluster_.workers()[w].host, servers[p], push[p]));
+    network_.wait_all(comms);
     // The notice lives in w's slot (w has one push in flight at most), not on the heap: a run
     // ended with messages in flight leaks nothing.
     pushed_[w] = Pushed{w, token, std::move(grad)};
-    inbox_->put(&pushed_[w], kControlBytes);
-    acks_[w]->get_unique<int>();
+    inbox_.put(&pushed_[w], kControlBytes);
+    acks_[w].get<int>();
     training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
   }
 
@@ -76,7 +80,7 @@ class ShardedServer : public Server {
   void start() override {
     auto server = sg4::Actor::create("ps", cluster_.servers()[0], [this] { serve(); });
     server->daemonize();
-    inbox_->set_receiver(server);
+    inbox_.set_receiver(server);
   }
 
  private:
@@ -90,24 +94,23 @@ class ShardedServer : public Server {
   // parallel on equal shares) is then charged before the push is acknowledged.
   void serve() {
     while (true) {
-      Pushed* pushed = inbox_->get<Pushed>();
+      Pushed* pushed = inbox_.get<Pushed>();
       const std::optional<Gradient> update = take_in(
           training_, cluster_, pushed->worker, pushed->token, std::move(pushed->gradient));
       // The last gradient in flight of a switch back to sync.
       if (auto move = training_.take_owed_move()) training_.move_model(*move, cluster_);
       if (update) charge_update(training_, cluster_, *update);
-      acks_[pushed->worker]->put_init(new int(0), kControlBytes)->detach([](void* p) {
-        delete static_cast<int*>(p);
-      });
+      acks_[pushed->worker].put_detached(&ack_payload, kControlBytes);
     }
   }
 
   Training& training_;
   const Cluster& cluster_;
-  sg4::Mailbox* inbox_;
+  Network& network_;
+  Box inbox_;
   std::vector<Pushed> pushed_;  // each worker's notice in flight
   std::vector<RowsByOwner> rows_;  // each worker's gradient's rows by shard
-  std::vector<sg4::Mailbox*> acks_;  // the server's acknowledgement of each worker's push
+  std::deque<Box> acks_;  // the server's acknowledgement of each worker's push
 };
 
 }  // namespace

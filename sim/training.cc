@@ -179,18 +179,18 @@ void Training::move_model(const ModelMove& move, const Cluster& cluster) {
   double moved = 0.0;
   for (int leg = 0; leg < 2; ++leg) {
     if ((leg == 0 && !up) || (leg == 1 && !down)) continue;
-    std::vector<sg4::CommPtr> comms;
+    Network& network = cluster.network();
+    std::vector<Transfer> comms;
     for (int p = 0; p < shards; ++p) {
       if (leg == 0) {
-        comms.push_back(sg4::Comm::sendto_async(cluster.workers()[move.from.first].host,
-                                                servers[p], bytes / shards));
+        comms.push_back(
+            network.send(cluster.workers()[move.from.first].host, servers[p], bytes / shards));
       } else {
         for (int w = move.to.first; w < move.to.first + move.to.workers; ++w)
-          comms.push_back(
-              sg4::Comm::sendto_async(servers[p], cluster.workers()[w].host, bytes / shards));
+          comms.push_back(network.send(servers[p], cluster.workers()[w].host, bytes / shards));
       }
     }
-    wait_all(comms);
+    network.wait_all(comms);
     messages_ += static_cast<int64_t>(comms.size());
     moved += bytes * (leg == 0 ? 1 : move.to.workers);
   }

@@ -175,16 +175,15 @@ void Workers::exchange_with_servers(int w, const std::vector<double>& to_servers
                                     const std::vector<double>& from_servers) {
   const auto& servers = cluster_.servers();
   sg4::Host* me = cluster_.workers()[w].host;
-  std::vector<sg4::CommPtr> comms;
+  Network& network = cluster_.network();
+  std::vector<Transfer> comms;
   for (size_t p = 0; p < servers.size(); ++p)
-    if (to_servers[p] > 0.0) comms.push_back(sg4::Comm::sendto_async(me, servers[p], to_servers[p]));
-  wait_all(comms);
+    if (to_servers[p] > 0.0) comms.push_back(network.send(me, servers[p], to_servers[p]));
+  network.wait_all(comms);
   comms.clear();
-  for (size_t p = 0; p < from_servers.size(); ++p) {
-    if (from_servers[p] > 0.0)
-      comms.push_back(sg4::Comm::sendto_async(servers[p], me, from_servers[p]));
-  }
-  wait_all(comms);
+  for (size_t p = 0; p < from_servers.size(); ++p)
+    if (from_servers[p] > 0.0) comms.push_back(network.send(servers[p], me, from_servers[p]));
+  network.wait_all(comms);
 }
 
 void Workers::charge_servers(const RowsByOwner& rows) {

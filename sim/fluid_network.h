@@ -1,0 +1,163 @@
+// The fluid network model (network.h): SimGrid's platform, routes, latencies, bandwidths
+// (profiles included) and its network model's factors, with the flows' rates computed here.
+//
+// A flow pays its route's latency (times network/latency-factor), then moves its bytes at a
+// rate that SimGrid's max-min model would give it where every flow on a link has that link as
+// its bottleneck, in time per flow event that does not grow with the flows on a link:
+// - at its start a flow picks its bottleneck, the link of its route that would give it the
+//   lowest share, and is served there by processor sharing in virtual time: the link's level
+//   s (bytes/s per unit of 1/penalty) is its free capacity over the weights 1/penalty of the
+//   flows it serves; a flow of penalty p moves at s / p, capped as SimGrid caps it (the
+//   route's smallest bandwidth, the TCP window over twice the latency); flows on a link end
+//   in the order of their virtual finish tags, so a link keeps them in a heap;
+// - on the other links of its route the flow takes what it moved at when it started (the
+//   "through" load), and 5% of that on its reverse route when network/crosstraffic is on;
+//   a link's level is never below its capacity shared equally by every flow crossing it.
+// Flows do not change bottleneck once started, and a through load is the rate at the start:
+// where a link carries both its own flows and others' at changing rates, rates are
+// approximate (docs/cluster.md, "Two network models", says where it matters).
+#pragma once
+
+#include <simgrid/s4u.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <queue>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+namespace gbasim {
+
+namespace sg4 = simgrid::s4u;
+
+class Box;
+
+// What an actor waits for: a flow's arrival, or a payload taken from a box.
+struct FluidActivity {
+  bool done = false;
+  void** into = nullptr;  // a receive: where the payload goes
+  int waiter = -1;        // the waiting actor's slot, while it waits
+};
+
+class FluidNetwork {
+ public:
+  explicit FluidNetwork(sg4::Host* home);
+
+  // Starts a flow of `bytes` from `src` to `dst`; on arrival `box` (if any) gets `payload`.
+  std::shared_ptr<FluidActivity> start(sg4::Host* src, sg4::Host* dst, double bytes,
+                                       Box* box = nullptr, void* payload = nullptr);
+  // An activity done at once (a receive that finds its payload waiting).
+  std::shared_ptr<FluidActivity> done_now() const;
+  // Blocks the calling actor until every one (all) or one (any) of `activities` is done;
+  // returns the index of one done.
+  size_t wait(const std::vector<FluidActivity*>& activities, bool all);
+  // Marks `a` done and wakes its waiter.
+  void complete(FluidActivity& a);
+
+ private:
+  struct Route {
+    std::vector<int> links;       // shared links, forward
+    std::vector<int> back_links;  // shared links of the reverse route (cross-traffic)
+    double latency = 0.0;         // raw, before the latency factor
+    double penalty = 1.0;         // SimGrid's sharing penalty
+    double bound = 0.0;           // the rate bound, before the bandwidth factor
+  };
+  struct Flow {
+    double size = 0.0;  // in SimGrid's variable units: bytes / bandwidth factor
+    double weight = 1.0;  // 1 / SimGrid's sharing penalty
+    double cap = 0.0;
+    double rate = 0.0;    // its rate when last looked at: its load on the other links
+    int bottleneck = -1;  // -1: no shared link, a fixed rate
+    uint64_t generation = 0;  // of its entry in its bottleneck's heap
+    double tag = 0.0;         // its virtual finish time at its bottleneck
+    std::multiset<double>::iterator cap_entry;
+    Route route;
+    std::vector<int> slot;       // its place in each route link's members
+    std::vector<int> back_slot;  // and in each reverse-route link's
+    std::shared_ptr<FluidActivity> activity;
+    Box* box = nullptr;
+    void* payload = nullptr;
+  };
+  struct Link {
+    sg4::Link* link = nullptr;
+    double capacity = 0.0;  // bytes/s in variable units (the bandwidth)
+    double virtual_time = 0.0, updated = 0.0, level = 0.0;
+    double own_weight = 0.0;  // of the flows it serves
+    double all_weight = 0.0;  // of every flow crossing it, reverse ones at 5%
+    double through = 0.0;     // the rate the flows it does not serve take on it
+    int own = 0;
+    int routes = 0;  // routes seen through it
+    std::multiset<double> caps;  // the own flows' caps over their weights
+    // The own flows by virtual finish tag (tag, flow, generation).
+    std::priority_queue<std::tuple<double, int, uint64_t>,
+                        std::vector<std::tuple<double, int, uint64_t>>, std::greater<>>
+        tags;
+    std::vector<int> members;       // the flows crossing it
+    std::vector<int> back_members;  // the flows crossing it in reverse (cross-traffic)
+    size_t cursor = 0;              // the next member to look at again
+    uint64_t version = 0;
+  };
+  enum class Kind { kLatencyPaid, kLinkDue, kFixedDone };
+  struct Event {
+    double time;
+    uint64_t seq;
+    Kind kind;
+    int index;
+    uint64_t version;
+    bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+  };
+
+  void serve();  // the model's actor
+  void read_config();
+  const Route& route(sg4::Host* src, sg4::Host* dst);
+  int link_index(sg4::Link* link);
+  void schedule(double time, Kind kind, int index, uint64_t version = 0);
+  void advance(Link& l, double now);
+  void relevel(int l, double now);  // after a change: the level and the next flow due
+  bool stale(const Link& l, int index) const;  // the top of its heap names no flow it serves
+  static void join(std::vector<int>& members, std::vector<int>& slots, size_t i, int f);
+  void leave(int l, bool back, int slot);
+  double share(const Link& l) const { return l.capacity / l.all_weight; }
+  // The flow's bottleneck by the equal shares of its route's links (it counted in each).
+  int pick_bottleneck(const Flow& fl) const;
+  // Serves `f` at link b from now, `left` of its size (times its penalty) to go.
+  void serve_at(int f, int b, double left, double now);
+  // Sets f's rate to what its bottleneck gives it, and its load on the other links.
+  void set_rate(int f, double now);
+  // Looks again at a few of the link's members: moves those whose bottleneck is now
+  // another link, and refreshes the rate they take on the others.
+  void rebalance(int l, double now);
+  void activate(int f, double now);
+  void finish(int f, double now);
+  void on_bandwidth_change(const sg4::Link& link);
+  int actor_slot();
+  void wake(int slot);
+
+  sg4::Host* home_;
+  bool configured_ = false;
+  double latency_factor_ = 1.0, bandwidth_factor_ = 1.0, weight_s_ = 0.0, tcp_gamma_ = 0.0;
+  bool crosstraffic_ = false;
+  std::unordered_map<const sg4::Link*, int> link_of_;
+  std::vector<Link> links_;
+  struct PairHash {
+    size_t operator()(const std::pair<const sg4::Host*, const sg4::Host*>& p) const {
+      return std::hash<const void*>()(p.first) * 31 + std::hash<const void*>()(p.second);
+    }
+  };
+  std::unordered_map<std::pair<const sg4::Host*, const sg4::Host*>, Route, PairHash> routes_;
+  Route spare_route_;  // beyond the cache
+  std::vector<Flow> flows_;
+  std::vector<int> free_flows_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  uint64_t seq_ = 0;
+  double wake_at_ = 0.0;  // when the model's actor next wakes by itself
+  // Each waiting actor's semaphore, and whether a wake-up is already owed to it; slot 0 is the
+  // model's own actor.
+  std::vector<sg4::SemaphorePtr> semaphores_;
+  std::vector<bool> woken_;
+  std::unordered_map<long, int> slot_of_actor_;
+};
+
+}  // namespace gbasim
