@@ -3,6 +3,7 @@
 #include <xbt/config.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "base/error.h"
@@ -11,13 +12,16 @@
 namespace gbasim {
 namespace {
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // Events this close are one: SimGrid's clock resolves no finer, and a timeout shorter than
 // this could wake the model's actor at the same instant forever.
 constexpr double kTimeEpsilon = 1e-9;
 // The share of a flow's rate that it takes on its reverse route with network/crosstraffic
 // (SimGrid 3.32, NetworkCm02Model::comm_action_expand_constraints).
 constexpr double kCrossTraffic = 0.05;
+// Shares this close are equal.
+constexpr double kTie = 1e-9;
+// A flow's rate is taken again on the other links of its route when it has changed by more.
+constexpr double kRateChange = 1e-3;
 // Routes kept for reuse, at most: beyond, a route is looked up for each flow.
 constexpr size_t kRoutesCached = 1 << 20;
 
@@ -96,8 +100,52 @@ const FluidNetwork::Route& FluidNetwork::route(sg4::Host* src, sg4::Host* dst) {
   return routes_.emplace(key, std::move(r)).first->second;
 }
 
-void FluidNetwork::schedule(double time, Kind kind, int index, uint64_t version) {
-  events_.push(Event{time, seq_++, kind, index, version});
+void FluidNetwork::schedule(double time, Kind kind, int flow) {
+  events_.push(Event{time, seq_++, kind, flow});
+}
+
+bool FluidNetwork::earlier(int a, int b) const {
+  return links_[a].due != links_[b].due ? links_[a].due < links_[b].due : a < b;
+}
+
+void FluidNetwork::place(int position, int l) {
+  due_[position] = l;
+  links_[l].heap_position = position;
+}
+
+void FluidNetwork::set_due(int l, double due) {
+  Link& link = links_[l];
+  if (link.heap_position < 0) {
+    if (due == kNever) return;
+    link.heap_position = static_cast<int>(due_.size());
+    due_.push_back(l);
+  } else if (due == kNever) {  // out of the heap: the last one takes its place
+    const int position = link.heap_position;
+    const int last = due_.back();
+    due_.pop_back();
+    link.heap_position = -1;
+    link.due = kNever;
+    if (last == l) return;
+    place(position, last);
+    l = last;
+    due = links_[last].due;
+  }
+  links_[l].due = due;
+  int position = links_[l].heap_position;
+  while (position > 0 && earlier(l, due_[(position - 1) / 2])) {  // up
+    place(position, due_[(position - 1) / 2]);
+    position = (position - 1) / 2;
+  }
+  while (true) {  // down
+    const int left = 2 * position + 1;
+    if (left >= static_cast<int>(due_.size())) break;
+    int child = left;
+    if (left + 1 < static_cast<int>(due_.size()) && earlier(due_[left + 1], due_[left])) ++child;
+    if (!earlier(due_[child], l)) break;
+    place(position, due_[child]);
+    position = child;
+  }
+  place(position, l);
 }
 
 std::shared_ptr<FluidActivity> FluidNetwork::done_now() const {
@@ -119,10 +167,14 @@ std::shared_ptr<FluidActivity> FluidNetwork::start(sg4::Host* src, sg4::Host* ds
   }
   const Route& r = route(src, dst);
   Flow& fl = flows_[f];
-  const uint64_t generation = fl.generation;
-  fl = Flow{};
-  fl.generation = generation + 1;  // so that an old heap entry of this slot is never taken
-  fl.route = r;
+  // A slot keeps its vectors' room, so that a flow costs no allocation once warm; its
+  // generation goes on, so that an old heap entry of this slot is never taken.
+  ++fl.generation;
+  fl.route.links.assign(r.links.begin(), r.links.end());
+  fl.route.back_links.assign(r.back_links.begin(), r.back_links.end());
+  fl.route.latency = r.latency;
+  fl.rate = 0.0;
+  fl.bottleneck = -1;
   fl.size = std::max(0.0, bytes) / bandwidth_factor_;
   fl.weight = 1.0 / r.penalty;
   fl.cap = r.bound;
@@ -136,8 +188,28 @@ std::shared_ptr<FluidActivity> FluidNetwork::start(sg4::Host* src, sg4::Host* ds
     schedule(now + latency, Kind::kLatencyPaid, f);
   else
     activate(f, now);
-  if (!events_.empty() && events_.top().time < wake_at_) wake(0);
+  if (std::min(events_.empty() ? kNever : events_.top().time, next_due()) < wake_at_) wake(0);
   return activity;
+}
+
+void FluidNetwork::add_cap(Link& l, double cap) {
+  for (auto& [value, count] : l.caps) {
+    if (value == cap) {
+      ++count;
+      return;
+    }
+  }
+  l.caps.emplace_back(cap, 1);
+}
+
+void FluidNetwork::remove_cap(Link& l, double cap) {
+  for (size_t i = 0; i < l.caps.size(); ++i) {
+    if (l.caps[i].first == cap && --l.caps[i].second == 0) {
+      l.caps[i] = l.caps.back();
+      l.caps.pop_back();
+      return;
+    }
+  }
 }
 
 void FluidNetwork::advance(Link& l, double now) {
@@ -150,35 +222,56 @@ bool FluidNetwork::stale(const Link& l, int index) const {
   return flows_[f].generation != generation || flows_[f].bottleneck != index;
 }
 
+void FluidNetwork::touch(int l) {
+  if (links_[l].dirty) return;
+  links_[l].dirty = true;
+  dirty_.push_back(l);
+}
+
+void FluidNetwork::flush(double now) {
+  for (int l : dirty_)
+    if (links_[l].dirty) relevel(l, now);
+  dirty_.clear();
+}
+
 void FluidNetwork::relevel(int index, double now) {
   Link& l = links_[index];
-  ++l.version;
+  l.dirty = false;
   while (!l.tags.empty() && stale(l, index)) l.tags.pop();
   if (l.own == 0) {
     l.level = 0.0;
+    set_due(index, kNever);
     return;
   }
   // The free capacity over the own flows' weights; never below the equal share of every
   // flow crossing the link (the through loads are rates when last looked at).
   double level = std::max((l.capacity - l.through) / l.own_weight, share(l));
-  if (!l.caps.empty()) level = std::min(level, *l.caps.begin());
+  for (const auto& [cap, count] : l.caps) level = std::min(level, cap);
   l.level = level;
   const double ahead = std::max(0.0, std::get<0>(l.tags.top()) - l.virtual_time);
-  schedule(level > 0.0 ? now + ahead / level : kInfinity, Kind::kLinkDue, index, l.version);
+  set_due(index, level > 0.0 ? now + ahead / level : kNever);
+}
+
+double FluidNetwork::coefficient(const Flow& fl, int l) {
+  const auto& forward = fl.route.links;
+  return std::find(forward.begin(), forward.end(), l) != forward.end() ? 1.0 : kCrossTraffic;
 }
 
 int FluidNetwork::pick_bottleneck(const Flow& fl) const {
-  constexpr double kTie = 1e-9;
   int best = -1;
-  double lowest = kInfinity;
-  for (int l : fl.route.links) {
-    const double s = share(links_[l]);
-    // Among equal shares, the link on more routes (a server's NIC rather than a worker's):
-    // likelier to be the busier from now on.
-    if (best < 0 || s < lowest * (1.0 - kTie) ||
-        (s <= lowest * (1.0 + kTie) && links_[l].routes > links_[best].routes)) {
-      best = l;
-      lowest = s;
+  double lowest = kNever;
+  // A link of the reverse route can be the bottleneck too: SimGrid's max-min gives every flow
+  // on a link the same share of it per unit of weight, whatever the flow consumes of it.
+  for (const std::vector<int>* list : {&fl.route.links, &fl.route.back_links}) {
+    for (int l : *list) {
+      const double s = share(links_[l]);
+      // Among equal shares, the link on more routes (a server's NIC rather than a worker's):
+      // likelier to be the busier from now on.
+      if (best < 0 || s < lowest * (1.0 - kTie) ||
+          (s <= lowest * (1.0 + kTie) && links_[l].routes > links_[best].routes)) {
+        best = l;
+        lowest = s;
+      }
     }
   }
   // A flow moves only to a link clearly busier than its own.
@@ -191,9 +284,10 @@ void FluidNetwork::serve_at(int f, int b, double left, double now) {
   Flow& fl = flows_[f];
   Link& l = links_[b];
   advance(l, now);
-  l.own_weight += fl.weight;
+  fl.coefficient = coefficient(fl, b);
+  l.own_weight += fl.coefficient * fl.weight;
   ++l.own;
-  fl.cap_entry = l.caps.insert(fl.cap / fl.weight);
+  add_cap(l, fl.cap / fl.weight);
   fl.bottleneck = b;
   ++fl.generation;
   fl.tag = l.virtual_time + left;
@@ -202,48 +296,57 @@ void FluidNetwork::serve_at(int f, int b, double left, double now) {
 
 void FluidNetwork::set_rate(int f, double now) {
   Flow& fl = flows_[f];
+  if (links_[fl.bottleneck].dirty) relevel(fl.bottleneck, now);
   const double rate = std::min(links_[fl.bottleneck].level * fl.weight, fl.cap);
   const double change = rate - fl.rate;
+  if (std::abs(change) <= kRateChange * fl.rate) return;
   fl.rate = rate;
-  if (change == 0.0) return;
   for (int l : fl.route.links) {
     if (l == fl.bottleneck) continue;
     advance(links_[l], now);
     links_[l].through += change;
-    relevel(l, now);
+    touch(l);
   }
   for (int l : fl.route.back_links) {
+    if (l == fl.bottleneck) continue;
     advance(links_[l], now);
     links_[l].through += kCrossTraffic * change;
-    relevel(l, now);
+    touch(l);
   }
 }
 
 void FluidNetwork::rebalance(int index, double now) {
-  // Two a change: every change of a link's flows looks again at two of them, so that the
-  // members of a link that keeps changing are all looked at again as often as flows come.
-  constexpr int kLooks = 2;
+  // Three a change: every change of a link's flows looks again at three of its flows, so
+  // that the flows of a busy link are each looked at again several times in their life.
+  // (Two, or one, were faster and further from SimGrid's model: bench/README.md.)
+  constexpr int kLooks = 3;
   for (int k = 0; k < kLooks; ++k) {
     Link& l = links_[index];
-    if (l.members.empty()) return;
-    if (l.cursor >= l.members.size()) l.cursor = 0;
-    const int f = l.members[l.cursor++];
+    const size_t crossing = l.members.size() + l.back_members.size();
+    if (crossing == 0) return;
+    if (l.cursor >= crossing) l.cursor = 0;
+    const size_t at = l.cursor++;
+    const int f = at < l.members.size() ? l.members[at] : l.back_members[at - l.members.size()];
     Flow& fl = flows_[f];
     const int from = fl.bottleneck;
-    const int to = pick_bottleneck(fl);
+    // Only this link's share changed for it: a flow it serves may now be better served
+    // elsewhere; another flow, here.
+    const int to = from == index                                      ? pick_bottleneck(fl)
+                   : share(l) < share(links_[from]) * (1.0 - kTie) ? index
+                                                                    : from;
     if (to != from) {
       Link& a = links_[from];
       advance(a, now);
       const double left = std::max(0.0, fl.tag - a.virtual_time);
-      a.own_weight -= fl.weight;
+      a.own_weight -= fl.coefficient * fl.weight;
       if (--a.own == 0) a.own_weight = 0.0;
-      a.caps.erase(fl.cap_entry);
-      a.through += fl.rate;
+      remove_cap(a, fl.cap / fl.weight);
+      a.through += fl.coefficient * fl.rate;
       advance(links_[to], now);
-      links_[to].through -= fl.rate;
+      links_[to].through -= coefficient(fl, to) * fl.rate;
       serve_at(f, to, left, now);
-      relevel(from, now);
-      relevel(to, now);
+      touch(from);
+      touch(to);
     }
     set_rate(f, now);
   }
@@ -289,10 +392,12 @@ void FluidNetwork::activate(int f, double now) {
     join(l.back_members, fl.back_slot, i, f);
   }
   serve_at(f, pick_bottleneck(fl), fl.size / fl.weight, now);
-  for (int l : fl.route.links) relevel(l, now);
-  for (int l : fl.route.back_links) relevel(l, now);
+  for (int l : fl.route.links) touch(l);
+  for (int l : fl.route.back_links) touch(l);
   set_rate(f, now);
   for (int l : fl.route.links) rebalance(l, now);
+  for (int l : fl.route.back_links) rebalance(l, now);
+  flush(now);
 }
 
 void FluidNetwork::finish(int f, double now) {
@@ -308,9 +413,9 @@ void FluidNetwork::finish(int f, double now) {
       if (l.members.empty() && l.back_members.empty()) l.all_weight = 0.0;
     };
     Link& b = links_[fl.bottleneck];
-    b.own_weight -= fl.weight;
+    b.own_weight -= fl.coefficient * fl.weight;
     if (--b.own == 0) b.own_weight = 0.0;
-    b.caps.erase(fl.cap_entry);
+    remove_cap(b, fl.cap / fl.weight);
     for (size_t i = 0; i < fl.route.links.size(); ++i) {
       const int l = fl.route.links[i];
       leave(l, false, fl.slot[i]);
@@ -319,18 +424,20 @@ void FluidNetwork::finish(int f, double now) {
     for (size_t i = 0; i < fl.route.back_links.size(); ++i) {
       const int l = fl.route.back_links[i];
       leave(l, true, fl.back_slot[i]);
-      drop(links_[l], kCrossTraffic * fl.weight, kCrossTraffic * fl.rate);
+      drop(links_[l], kCrossTraffic * fl.weight,
+           l == fl.bottleneck ? 0.0 : kCrossTraffic * fl.rate);
     }
     fl.bottleneck = -1;
-    for (int l : fl.route.links) relevel(l, now);
-    for (int l : fl.route.back_links) relevel(l, now);
+    for (int l : fl.route.links) touch(l);
+    for (int l : fl.route.back_links) touch(l);
     for (int l : fl.route.links) rebalance(l, now);
+    for (int l : fl.route.back_links) rebalance(l, now);
+    flush(now);
   }
   ++fl.generation;
   std::shared_ptr<FluidActivity> activity = std::move(fl.activity);
   Box* box = fl.box;
   void* payload = fl.payload;
-  fl.route = Route{};
   free_flows_.push_back(f);
   if (box != nullptr) box->deliver(payload);
   complete(*activity);
@@ -343,46 +450,50 @@ void FluidNetwork::on_bandwidth_change(const sg4::Link& link) {
   Link& l = links_[it->second];
   advance(l, now);
   l.capacity = link.get_bandwidth();
-  relevel(it->second, now);
-  if (!events_.empty() && events_.top().time < wake_at_) wake(0);
+  touch(it->second);
+  flush(now);
+  if (next_due() < wake_at_) wake(0);
+}
+
+void FluidNetwork::take_due(int index, double now) {
+  Link& l = links_[index];
+  advance(l, now);
+  const double slack = l.level * kTimeEpsilon;
+  bool any = false;
+  while (!l.tags.empty() && std::get<0>(l.tags.top()) <= l.virtual_time + slack) {
+    const bool gone = stale(l, index);
+    const int f = std::get<1>(l.tags.top());
+    l.tags.pop();
+    if (gone) continue;
+    finish(f, now);
+    any = true;
+  }
+  if (!any) touch(index);
+  flush(now);
 }
 
 void FluidNetwork::serve() {
   slot_of_actor_[sg4::this_actor::get_pid()] = 0;
   while (true) {
     const double now = sg4::Engine::get_clock();
-    while (!events_.empty() && events_.top().time <= now + kTimeEpsilon) {
-      const Event e = events_.top();
-      events_.pop();
-      switch (e.kind) {
-        case Kind::kLatencyPaid: activate(e.index, now); break;
-        case Kind::kFixedDone: finish(e.index, now); break;
-        case Kind::kLinkDue: {
-          Link& l = links_[e.index];
-          if (e.version != l.version) break;  // superseded by a later change
-          advance(l, now);
-          const double slack = l.level * kTimeEpsilon;
-          bool any = false;
-          while (!l.tags.empty() && std::get<0>(l.tags.top()) <= l.virtual_time + slack) {
-            const bool gone = stale(l, e.index);
-            const int f = std::get<1>(l.tags.top());
-            l.tags.pop();
-            if (gone) continue;
-            finish(f, now);
-            any = true;
-          }
-          if (!any) relevel(e.index, now);
-          break;
-        }
+    while (true) {
+      const double event = events_.empty() ? kNever : events_.top().time;
+      const double due = next_due();
+      if (std::min(event, due) > now + kTimeEpsilon) break;
+      if (event <= due) {
+        const Event e = events_.top();
+        events_.pop();
+        if (e.kind == Kind::kLatencyPaid)
+          activate(e.flow, now);
+        else
+          finish(e.flow, now);
+      } else {
+        take_due(due_[0], now);
       }
     }
-    // Superseded link events are dropped here, so that they wake nobody.
-    while (!events_.empty() && events_.top().kind == Kind::kLinkDue &&
-           events_.top().version != links_[events_.top().index].version)
-      events_.pop();
-    wake_at_ = events_.empty() ? kInfinity : events_.top().time;
+    wake_at_ = std::min(events_.empty() ? kNever : events_.top().time, next_due());
     woken_[0] = false;
-    if (wake_at_ == kInfinity)
+    if (wake_at_ == kNever)
       semaphores_[0]->acquire();
     else
       semaphores_[0]->acquire_timeout(std::max(0.0, wake_at_ - sg4::Engine::get_clock()));

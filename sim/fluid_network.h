@@ -21,9 +21,9 @@
 #include <simgrid/s4u.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <queue>
-#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -69,10 +69,10 @@ class FluidNetwork {
     double weight = 1.0;  // 1 / SimGrid's sharing penalty
     double cap = 0.0;
     double rate = 0.0;    // its rate when last looked at: its load on the other links
+    double coefficient = 1.0;  // what it takes of its bottleneck per byte/s: 1, or 5% reverse
     int bottleneck = -1;  // -1: no shared link, a fixed rate
     uint64_t generation = 0;  // of its entry in its bottleneck's heap
     double tag = 0.0;         // its virtual finish time at its bottleneck
-    std::multiset<double>::iterator cap_entry;
     Route route;
     std::vector<int> slot;       // its place in each route link's members
     std::vector<int> back_slot;  // and in each reverse-route link's
@@ -89,7 +89,8 @@ class FluidNetwork {
     double through = 0.0;     // the rate the flows it does not serve take on it
     int own = 0;
     int routes = 0;  // routes seen through it
-    std::multiset<double> caps;  // the own flows' caps over their weights
+    // The own flows' caps over their weights, each with its count (a few distinct values).
+    std::vector<std::pair<double, int>> caps;
     // The own flows by virtual finish tag (tag, flow, generation).
     std::priority_queue<std::tuple<double, int, uint64_t>,
                         std::vector<std::tuple<double, int, uint64_t>>, std::greater<>>
@@ -97,15 +98,16 @@ class FluidNetwork {
     std::vector<int> members;       // the flows crossing it
     std::vector<int> back_members;  // the flows crossing it in reverse (cross-traffic)
     size_t cursor = 0;              // the next member to look at again
-    uint64_t version = 0;
+    double due = 0.0;               // when its next own flow ends
+    int heap_position = -1;         // in due_
+    bool dirty = false;             // changed since its level was last set
   };
-  enum class Kind { kLatencyPaid, kLinkDue, kFixedDone };
+  enum class Kind { kLatencyPaid, kFixedDone };
   struct Event {
     double time;
     uint64_t seq;
     Kind kind;
-    int index;
-    uint64_t version;
+    int flow;
     bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
   };
 
@@ -113,15 +115,27 @@ class FluidNetwork {
   void read_config();
   const Route& route(sg4::Host* src, sg4::Host* dst);
   int link_index(sg4::Link* link);
-  void schedule(double time, Kind kind, int index, uint64_t version = 0);
+  void schedule(double time, Kind kind, int flow);
+  // The links by due time: a binary heap of link indices, each link knowing its place.
+  bool earlier(int a, int b) const;
+  void place(int position, int l);
+  void set_due(int l, double due);
+  double next_due() const { return due_.empty() ? kNever : links_[due_[0]].due; }
+  void take_due(int l, double now);  // the link's flows that have ended
   void advance(Link& l, double now);
+  static void add_cap(Link& l, double cap);
+  static void remove_cap(Link& l, double cap);
   void relevel(int l, double now);  // after a change: the level and the next flow due
+  // A link changed: relevel it before the event ends (flush), or before its level is read.
+  void touch(int l);
+  void flush(double now);
   bool stale(const Link& l, int index) const;  // the top of its heap names no flow it serves
   static void join(std::vector<int>& members, std::vector<int>& slots, size_t i, int f);
   void leave(int l, bool back, int slot);
   double share(const Link& l) const { return l.capacity / l.all_weight; }
   // The flow's bottleneck by the equal shares of its route's links (it counted in each).
   int pick_bottleneck(const Flow& fl) const;
+  static double coefficient(const Flow& fl, int l);  // 1 on its route, 5% on the reverse
   // Serves `f` at link b from now, `left` of its size (times its penalty) to go.
   void serve_at(int f, int b, double left, double now);
   // Sets f's rate to what its bottleneck gives it, and its load on the other links.
@@ -150,7 +164,10 @@ class FluidNetwork {
   Route spare_route_;  // beyond the cache
   std::vector<Flow> flows_;
   std::vector<int> free_flows_;
+  static constexpr double kNever = std::numeric_limits<double>::infinity();
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::vector<int> due_;
+  std::vector<int> dirty_;
   uint64_t seq_ = 0;
   double wake_at_ = 0.0;  // when the model's actor next wakes by itself
   // Each waiting actor's semaphore, and whether a wake-up is already owed to it; slot 0 is the
