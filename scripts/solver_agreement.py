@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The fluid network model against SimGrid's (cluster.network_solver, docs/cluster.md "Two
 network models"): the same timing-only runs of the demo spec under both, and how far apart they
-end. A cell agrees when the simulated time for the budget is within 2% and the mean staleness
-within 5% (or both under 0.05 steps).
+end. A cell agrees when the simulated time for the budget is within 2% (--time-tolerance) and the
+mean staleness within 5% (or both under 0.05 steps).
 
 Grids:
   test  every mode at 16, 64 and 256 workers on three clusters (hosts with their own NIC on a
@@ -12,8 +12,10 @@ Grids:
         cluster's 64 workers with 8 shards; results/network-solvers/
 
 Usage: solver_agreement.py GBASIM SPEC [--grid test|full] [--out DIR] [--jobs J] [--check]
+                           [--time-tolerance T]
   --out DIR  writes DIR/agreement.json (every run's figures) and DIR/table.md
   --check    exits 1 when a cell does not agree
+  --time-tolerance T  the simulated times' largest relative difference that agrees (0.02)
 Only Python's standard library."""
 import argparse
 import concurrent.futures
@@ -24,7 +26,6 @@ import sys
 import tempfile
 import time
 
-TIME_TOLERANCE = 0.02
 STALENESS_TOLERANCE = 0.05
 STALENESS_FLOOR = 0.05  # steps: below this in both, staleness agrees
 
@@ -96,6 +97,7 @@ def main():
     parser.add_argument("--out")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--time-tolerance", type=float, default=0.02)
     args = parser.parse_args()
     grid = cells(args.grid)
     jobs = [(cell, solver) for cell in grid for solver in ["simgrid", "fluid"]]
@@ -107,7 +109,7 @@ def main():
         dt = b["simulated_time"] / a["simulated_time"] - 1.0
         sa, sb = a["mean_staleness"], b["mean_staleness"]
         ds = 0.0 if max(sa, sb) < STALENESS_FLOOR else sb / sa - 1.0 if sa > 0 else float("inf")
-        ok = abs(dt) <= TIME_TOLERANCE and abs(ds) <= STALENESS_TOLERANCE
+        ok = abs(dt) <= args.time_tolerance and abs(ds) <= STALENESS_TOLERANCE
         failures += not ok
         rows.append(f"| {label(cell)} | {a['simulated_time']:.4f} | {b['simulated_time']:.4f} | "
                     f"{100 * dt:+.2f}% | {sa:.3f} | {sb:.3f} | {100 * ds:+.1f}% | "
@@ -122,7 +124,7 @@ def main():
     table = header + "\n" + "\n".join(rows) + "\n"
     print(table)
     print(f"{len(grid) - failures} of {len(grid)} cells agree (simulated time within "
-          f"{100 * TIME_TOLERANCE:.0f}%, mean staleness within {100 * STALENESS_TOLERANCE:.0f}%)")
+          f"{100 * args.time_tolerance:g}%, mean staleness within {100 * STALENESS_TOLERANCE:.0f}%)")
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         for name, text in [("table.md", table),

@@ -65,8 +65,35 @@ Cluster::Cluster(const ExperimentSpec& spec, const ReplayedTrace& trace)
     build_topology();
   else
     build_star();
-  network_ = std::make_unique<Network>(resolve_network_solver(c.network_solver, n),
-                                       servers_.empty() ? workers_[0].host : servers_[0]);
+  const NetworkSolver solver = resolve_network_solver(c.network_solver, n);
+  if (solver == NetworkSolver::kFluid && !c.platform_xml.empty()) check_fluid_platform();
+  network_ = std::make_unique<Network>(solver, servers_.empty() ? workers_[0].host : servers_[0]);
+}
+
+void Cluster::check_fluid_platform() const {
+  const ClusterSpec& c = spec_.cluster;
+  const std::string& file = c.platform_xml_file.empty() ? c.platform_xml : c.platform_xml_file;
+  for (const sg4::Link* link : sg4::Engine::get_instance()->get_all_links()) {
+    const auto policy = link->get_sharing_policy();
+    if (policy == sg4::Link::SharingPolicy::WIFI || policy == sg4::Link::SharingPolicy::NONLINEAR)
+      throw InputError(file, "cluster.network_solver",
+                       "\"fluid\" takes shared, split-duplex and fat-pipe links only, and link '" +
+                           link->get_name() + "' is not one");
+  }
+  // Every worker reaches every server and back (the fluid model finds routes as flows start).
+  std::vector<sg4::Link*> links;
+  for (const WorkerHost& w : workers_) {
+    for (sg4::Host* server : servers_) {
+      for (const auto& [from, to] : {std::pair{w.host, server}, std::pair{server, w.host}}) {
+        double latency = 0.0;
+        links.clear();
+        from->route_to(to, links, &latency);
+        if (links.empty() && latency <= 0.0)
+          throw InputError(file, "cluster.roles", "no route from host '" + from->get_name() +
+                                                      "' to host '" + to->get_name() + "'");
+      }
+    }
+  }
 }
 
 sg4::Host* Cluster::create_worker(sg4::NetZone* zone, int w) {

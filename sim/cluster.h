@@ -76,6 +76,8 @@ class Cluster {
   // The topologies of SimGrid's cluster zones: fat-tree, torus, dragonfly.
   void build_topology();
   void load_xml();
+  // The fluid network model takes the XML platform's links and routes (InputError if not).
+  void check_fluid_platform() const;
 
   const ExperimentSpec& spec_;
   const ReplayedTrace& trace_;

@@ -451,6 +451,7 @@ void FluidNetwork::on_bandwidth_change(const sg4::Link& link) {
   advance(l, now);
   l.capacity = link.get_bandwidth();
   touch(it->second);
+  rebalance(it->second, now);  // its flows may be better served elsewhere now, or others here
   flush(now);
   if (next_due() < wake_at_) wake(0);
 }
