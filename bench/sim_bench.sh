@@ -6,20 +6,22 @@
 #     gradients in sync, GBA and backup workers) and the overhead with that work counted as
 #     the training's math, (math + simulator) / (math + rule);
 #  2. timing-only runs (no math) of every mode from 16 to MAX workers (default 4096), 20 steps
-#     a worker, side by side with bench/bare_engine.cc (the bare SimGrid program of the same
-#     actors, mailboxes, messages and computations): wall time in the engine, messages, wall
-#     time per worker step of each and their ratio, gbasim's peak memory. Where gbasim's 20
-#     steps take under a second in the engine (timer noise would be the ratio), both programs
-#     run again with the steps that take gbasim about 2 s, at most 640 a worker;
+#     a worker, under both network models (cluster.network_solver "fluid" and "simgrid") side
+#     by side with bench/bare_engine.cc (the bare SimGrid program of the same actors,
+#     mailboxes, messages and computations): wall time in the engine, wall time per worker
+#     step, simulated time and peak memory of each; SimGrid's model and the bare program up to
+#     --simgrid-max workers (default 256; beyond, a run takes minutes to hours). Where
+#     SimGrid's 20 steps take under a second in the engine (timer noise would be the ratio),
+#     every program runs again with the steps that take it about 2 s, at most 640 a worker;
 #  3. with --shards K (e.g. 64): the same at MAX workers and K server shards, STEPS steps a
-#     worker (--steps, default 5).
+#     worker (--steps, default 5), in every server mode.
 # A run that takes longer than LIMIT seconds (--limit, default 900) is stopped; its row says so.
 # Usage: bash bench/sim_bench.sh [--max-workers MAX] [--modes "sync gba ..."] [--skip-overhead]
-#                                [--shards K [--steps STEPS]] [--limit LIMIT]
+#                                [--shards K [--steps STEPS]] [--limit LIMIT] [--simgrid-max N]
 # Outputs: out/bench/sim-*.json (the runs' results) and the tables on standard output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-max=4096 modes="sync gba async ssp backup" overhead=1 shards=0 scale_steps=5 limit=900
+max=4096 modes="sync gba async ssp backup" overhead=1 shards=0 scale_steps=5 limit=900 simgrid_max=256
 while [ $# -gt 0 ]; do
   case $1 in
     --max-workers) max=$2; shift 2 ;;
@@ -28,7 +30,8 @@ while [ $# -gt 0 ]; do
     --shards) shards=$2; shift 2 ;;
     --steps) scale_steps=$2; shift 2 ;;
     --limit) limit=$2; shift 2 ;;
-    *) echo "usage: bash bench/sim_bench.sh [--max-workers MAX] [--modes \"sync gba ...\"] [--skip-overhead] [--shards K [--steps S]] [--limit S]" >&2; exit 2 ;;
+    --simgrid-max) simgrid_max=$2; shift 2 ;;
+    *) echo "usage: bash bench/sim_bench.sh [--max-workers MAX] [--modes \"sync gba ...\"] [--skip-overhead] [--shards K [--steps S]] [--limit S] [--simgrid-max N]" >&2; exit 2 ;;
   esac
 done
 bash scripts/build.sh
@@ -51,58 +54,81 @@ if [ $overhead -eq 1 ]; then
   echo
 fi
 
-# One timing-only run of `gbasim run` and of bare_engine: a table row.
+# One timing-only run of `gbasim run` under each network model (cluster.network_solver) and of
+# bare_engine: a table row. SimGrid's model and bare_engine run up to --simgrid-max workers.
 # side_by_side MODE WORKERS STEPS [--set ...]
 side_by_side() {
   local mode=$1 workers=$2 steps=$3
   shift 3
   local sets=(--set training.mode=$mode --set training.workers=$workers "$@")
   local samples=$((workers * 256 > 200000 ? workers * 256 : 200000))
-  local out=out/bench/sim-timing-$mode-$workers.json
-  local timed line wall messages rss per_step bare_line bare_wall bare_steps bare_messages
-  gbasim_timed() {
-    timeout $limit /usr/bin/time -f "rss %M" $gbasim run --spec examples/demo.json "${sets[@]}" --set simulation.timing_only=true \
+  local fluid simgrid="" bare_line="" more
+  gbasim_timed() {  # SOLVER: its wall line, peak memory and result file; fails past the limit
+    local out=out/bench/sim-timing-$mode-$workers-$1.json
+    timeout $limit /usr/bin/time -f "rss %M" $gbasim run --spec examples/demo.json "${sets[@]}" \
+      --set simulation.timing_only=true --set cluster.network_solver=$1 \
       --set budget.max_samples=$((workers * 256 * steps)) --set data.train_samples=$samples \
-      --out $out 2>&1 >/dev/null
+      --out $out 2>&1 >/dev/null && echo "result $out"
   }
-  if ! timed=$(gbasim_timed); then
-    echo "| $mode | $workers | gbasim did not finish within $limit s | | | | | | | | | |"
-    return
-  fi
-  local more
-  more=$($py -c "import math,re,sys; w=float(re.search(r'wall ([0-9.]+) s in the engine', sys.argv[1]).group(1)); \
-print(min(640, math.ceil(int(sys.argv[2]) * 2 / max(w, 0.002))) if w < 1 else 0)" "$timed" $steps)
-  if [ "$more" -gt "$steps" ]; then
-    steps=$more
-    if ! timed=$(gbasim_timed); then
-      echo "| $mode | $workers | gbasim did not finish $steps steps a worker within $limit s | | | | | | | | | |"
-      return
+  fluid=$(gbasim_timed fluid) || { echo "| $mode | $workers | the fluid model did not finish within $limit s |"; return; }
+  if [ "$workers" -le "$simgrid_max" ]; then
+    simgrid=$(gbasim_timed simgrid) || simgrid="limit"
+    # Where SimGrid's 20 steps take under a second in the engine (timer noise would be the
+    # ratio), every program runs again with the steps that take it about 2 s, at most 640.
+    if [ "$simgrid" != limit ]; then
+      more=$($py -c "import math,re,sys; w=float(re.search(r'wall ([0-9.]+) s in the engine', sys.argv[1]).group(1)); \
+print(min(640, math.ceil(int(sys.argv[2]) * 2 / max(w, 0.002))) if w < 1 else 0)" "$simgrid" $steps)
+      if [ "$more" -gt "$steps" ]; then
+        steps=$more
+        fluid=$(gbasim_timed fluid) || { echo "| $mode | $workers | the fluid model did not finish $steps steps within $limit s |"; return; }
+        simgrid=$(gbasim_timed simgrid) || simgrid="limit"
+      fi
     fi
+    bare_line=$(timeout $limit $bare --spec examples/demo.json "${sets[@]}" --set data.train_samples=$samples \
+                --steps $steps | tail -1) || bare_line="limit"
   fi
-  line=$(grep 'in the engine' <<<"$timed")
-  rss=$(( $(field '.*rss ([0-9]+).*' "$(grep '^rss' <<<"$timed")") / 1024 ))
-  wall=$(field '.*wall ([0-9.]+) s in the engine.*' "$line")
-  messages=$(field '.*\(([0-9]+) messages.*' "$line")
-  steps_done=$($py -c "import json,sys; print(sum(w['steps'] for w in json.load(open(sys.argv[1]))['workers']))" $out)
-  if ! bare_line=$(timeout $limit $bare --spec examples/demo.json "${sets[@]}" --set data.train_samples=$samples --steps $steps | tail -1); then
-    echo "| $mode | $workers | $steps_done | $wall | $messages | | | bare_engine did not finish within $limit s | | | | $rss |"
-    return
-  fi
-  bare_wall=$(field '.*wall ([0-9.]+) s in the engine.*' "$bare_line")
-  bare_steps=$(field '.* ([0-9]+) worker steps.*' "$bare_line")
-  bare_messages=$(field '.* ([0-9]+) messages.*' "$bare_line")
-  $py - "$mode" "$workers" "$steps_done" "$wall" "$messages" "$rss" "$bare_steps" "$bare_wall" "$bare_messages" <<'EOF'
-import sys
-mode, n, steps, wall, msgs, rss, bsteps, bwall, bmsgs = sys.argv[1:]
-steps, wall, msgs, bsteps, bwall, bmsgs = int(steps), float(wall), int(msgs), int(bsteps), float(bwall), int(bmsgs)
-us, bus = 1e6 * wall / steps, 1e6 * bwall / bsteps
-print(f"| {mode} | {n} | {steps} | {wall:.3f} | {msgs} | {msgs / wall:,.0f} | {us:.1f} | "
-      f"{bwall:.3f} | {bmsgs / bwall:,.0f} | {bus:.1f} | {us / bus:.2f} | {rss} |")
+  $py - "$mode" "$workers" "$limit" "$fluid" "$simgrid" "$bare_line" <<'EOF'
+import json, re, sys
+mode, n, limit, fluid, simgrid, bare = sys.argv[1:]
+
+def run(text):  # (wall s in the engine, worker steps, simulated s, peak MB) of a gbasim run
+    if not text or text == "limit":
+        return text or None
+    wall = float(re.search(r"wall ([0-9.]+) s in the engine", text).group(1))
+    peak = int(re.search(r"^rss ([0-9]+)", text, re.M).group(1)) // 1024
+    with open(re.search(r"^result (\S+)", text, re.M).group(1)) as f:
+        doc = json.load(f)
+    steps = sum(w["steps"] for w in doc["workers"])
+    return wall, steps, doc["summary"]["simulated_time"], peak
+
+def cells(r):
+    if r is None:
+        return ["-"] * 4
+    if r == "limit":
+        return [f"over {limit} s", "", "", ""]
+    return [f"{r[0]:.3f}", f"{1e6 * r[0] / r[1]:.1f}", f"{r[2]:.4f}", f"{r[3]}"]
+
+f, g = run(fluid), run(simgrid)
+row = [mode, n, str(f[1])] + cells(f) + cells(g)
+if bare in ("", "limit"):
+    row += ["-" if not bare else f"over {limit} s", "-", "-"]
+else:
+    bwall = float(re.search(r"wall ([0-9.]+) s in the engine", bare).group(1))
+    bsteps = int(re.search(r" ([0-9]+) worker steps", bare).group(1))
+    ratio = f"{g[0] / bwall:.2f}" if isinstance(g, tuple) else "-"
+    row += [f"{bwall:.3f}", f"{1e6 * bwall / bsteps:.1f}", ratio]
+print("| " + " | ".join(row) + " |")
 EOF
 }
 
-echo "| mode | workers | worker steps | gbasim wall (s) | messages | messages/s | us/worker step | bare wall (s) | bare messages/s | bare us/worker step | ratio | gbasim peak MB |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+header() {
+  echo "| mode | workers | worker steps | fluid wall (s) | fluid us/worker step | fluid simulated (s) |" \
+       "fluid peak MB | SimGrid wall (s) | SimGrid us/worker step | SimGrid simulated (s) |" \
+       "SimGrid peak MB | bare wall (s) | bare us/worker step | SimGrid / bare |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+}
+
+header
 for mode in $modes; do
   for workers in 16 64 256 1024 4096; do
     [ $workers -le $max ] || continue
@@ -114,9 +140,9 @@ if [ $shards -gt 0 ]; then
   echo
   echo "$max workers, $shards server shards, $scale_steps steps a worker:"
   echo
-  echo "| mode | workers | worker steps | gbasim wall (s) | messages | messages/s | us/worker step | bare wall (s) | bare messages/s | bare us/worker step | ratio | gbasim peak MB |"
-  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  header
   for mode in $modes; do
+    [ $mode = sync ] && continue  # sync has no server shards
     side_by_side $mode $max $scale_steps --set cluster.ps_shards=$shards
   done
 fi

@@ -170,9 +170,7 @@ std::shared_ptr<FluidActivity> FluidNetwork::start(sg4::Host* src, sg4::Host* ds
   // A slot keeps its vectors' room, so that a flow costs no allocation once warm; its
   // generation goes on, so that an old heap entry of this slot is never taken.
   ++fl.generation;
-  fl.route.links.assign(r.links.begin(), r.links.end());
-  fl.route.back_links.assign(r.back_links.begin(), r.back_links.end());
-  fl.route.latency = r.latency;
+  fl.hops.assign(r.links, r.back_links);
   fl.rate = 0.0;
   fl.bottleneck = -1;
   fl.size = std::max(0.0, bytes) / bandwidth_factor_;
@@ -252,8 +250,21 @@ void FluidNetwork::relevel(int index, double now) {
   set_due(index, level > 0.0 ? now + ahead / level : kNever);
 }
 
+void FluidNetwork::Hops::assign(const std::vector<int>& forward, const std::vector<int>& back) {
+  forward_count_ = static_cast<int>(forward.size());
+  back_count_ = static_cast<int>(back.size());
+  int* out = links_.data();
+  if (total() > kInline) {
+    spill_links_.resize(total());
+    spill_slots_.resize(total());
+    out = spill_links_.data();
+  }
+  std::copy(forward.begin(), forward.end(), out);
+  std::copy(back.begin(), back.end(), out + forward_count_);
+}
+
 double FluidNetwork::coefficient(const Flow& fl, int l) {
-  const auto& forward = fl.route.links;
+  const auto forward = fl.hops.forward();
   return std::find(forward.begin(), forward.end(), l) != forward.end() ? 1.0 : kCrossTraffic;
 }
 
@@ -262,16 +273,16 @@ int FluidNetwork::pick_bottleneck(const Flow& fl) const {
   double lowest = kNever;
   // A link of the reverse route can be the bottleneck too: SimGrid's max-min gives every flow
   // on a link the same share of it per unit of weight, whatever the flow consumes of it.
-  for (const std::vector<int>* list : {&fl.route.links, &fl.route.back_links}) {
-    for (int l : *list) {
-      const double s = share(links_[l]);
-      // Among equal shares, the link on more routes (a server's NIC rather than a worker's):
-      // likelier to be the busier from now on.
-      if (best < 0 || s < lowest * (1.0 - kTie) ||
-          (s <= lowest * (1.0 + kTie) && links_[l].routes > links_[best].routes)) {
-        best = l;
-        lowest = s;
-      }
+  const int* hops = fl.hops.links();
+  for (int i = 0; i < fl.hops.total(); ++i) {
+    const int l = hops[i];
+    const double s = share(links_[l]);
+    // Among equal shares, the link on more routes (a server's NIC rather than a worker's):
+    // likelier to be the busier from now on.
+    if (best < 0 || s < lowest * (1.0 - kTie) ||
+        (s <= lowest * (1.0 + kTie) && links_[l].routes > links_[best].routes)) {
+      best = l;
+      lowest = s;
     }
   }
   // A flow moves only to a link clearly busier than its own.
@@ -301,13 +312,13 @@ void FluidNetwork::set_rate(int f, double now) {
   const double change = rate - fl.rate;
   if (std::abs(change) <= kRateChange * fl.rate) return;
   fl.rate = rate;
-  for (int l : fl.route.links) {
+  for (int l : fl.hops.forward()) {
     if (l == fl.bottleneck) continue;
     advance(links_[l], now);
     links_[l].through += change;
     touch(l);
   }
-  for (int l : fl.route.back_links) {
+  for (int l : fl.hops.back()) {
     if (l == fl.bottleneck) continue;
     advance(links_[l], now);
     links_[l].through += kCrossTraffic * change;
@@ -352,51 +363,42 @@ void FluidNetwork::rebalance(int index, double now) {
   }
 }
 
-void FluidNetwork::join(std::vector<int>& members, std::vector<int>& slots, size_t i, int f) {
-  slots[i] = static_cast<int>(members.size());
-  members.push_back(f);
-}
-
 void FluidNetwork::leave(int l, bool back, int slot) {
   std::vector<int>& members = back ? links_[l].back_members : links_[l].members;
   const int moved = members.back();
   members[slot] = moved;
   members.pop_back();
   Flow& m = flows_[moved];
-  const std::vector<int>& route_links = back ? m.route.back_links : m.route.links;
-  std::vector<int>& slots = back ? m.back_slot : m.slot;
-  for (size_t i = 0; i < route_links.size(); ++i)
-    if (route_links[i] == l) slots[i] = slot;
+  const int* hops = m.hops.links();
+  int* slots = m.hops.slots();
+  for (int i = back ? m.hops.forward_count() : 0;
+       i < (back ? m.hops.total() : m.hops.forward_count()); ++i)
+    if (hops[i] == l) slots[i] = slot;
 }
 
 void FluidNetwork::activate(int f, double now) {
   Flow& fl = flows_[f];
   if (fl.size <= 0.0) return finish(f, now);
-  if (fl.route.links.empty()) {  // fat pipes alone: the flow's bound is its rate
+  if (fl.hops.forward().empty()) {  // fat pipes alone: the flow's bound is its rate
     if (fl.cap <= 0.0) return finish(f, now);
     schedule(now + fl.size / fl.cap, Kind::kFixedDone, f);
     return;
   }
-  fl.slot.resize(fl.route.links.size());
-  fl.back_slot.resize(fl.route.back_links.size());
-  for (size_t i = 0; i < fl.route.links.size(); ++i) {
-    Link& l = links_[fl.route.links[i]];
+  const int* hops = fl.hops.links();
+  int* slots = fl.hops.slots();
+  for (int i = 0; i < fl.hops.total(); ++i) {
+    Link& l = links_[hops[i]];
+    const bool forward = i < fl.hops.forward_count();
     advance(l, now);
-    l.all_weight += fl.weight;
-    join(l.members, fl.slot, i, f);
-  }
-  for (size_t i = 0; i < fl.route.back_links.size(); ++i) {
-    Link& l = links_[fl.route.back_links[i]];
-    advance(l, now);
-    l.all_weight += kCrossTraffic * fl.weight;
-    join(l.back_members, fl.back_slot, i, f);
+    l.all_weight += (forward ? 1.0 : kCrossTraffic) * fl.weight;
+    std::vector<int>& members = forward ? l.members : l.back_members;
+    slots[i] = static_cast<int>(members.size());
+    members.push_back(f);
   }
   serve_at(f, pick_bottleneck(fl), fl.size / fl.weight, now);
-  for (int l : fl.route.links) touch(l);
-  for (int l : fl.route.back_links) touch(l);
+  for (int i = 0; i < fl.hops.total(); ++i) touch(hops[i]);
   set_rate(f, now);
-  for (int l : fl.route.links) rebalance(l, now);
-  for (int l : fl.route.back_links) rebalance(l, now);
+  for (int i = 0; i < fl.hops.total(); ++i) rebalance(hops[i], now);
   flush(now);
 }
 
@@ -416,22 +418,16 @@ void FluidNetwork::finish(int f, double now) {
     b.own_weight -= fl.coefficient * fl.weight;
     if (--b.own == 0) b.own_weight = 0.0;
     remove_cap(b, fl.cap / fl.weight);
-    for (size_t i = 0; i < fl.route.links.size(); ++i) {
-      const int l = fl.route.links[i];
-      leave(l, false, fl.slot[i]);
-      drop(links_[l], fl.weight, l == fl.bottleneck ? 0.0 : fl.rate);
-    }
-    for (size_t i = 0; i < fl.route.back_links.size(); ++i) {
-      const int l = fl.route.back_links[i];
-      leave(l, true, fl.back_slot[i]);
-      drop(links_[l], kCrossTraffic * fl.weight,
-           l == fl.bottleneck ? 0.0 : kCrossTraffic * fl.rate);
+    const int* hops = fl.hops.links();
+    for (int i = 0; i < fl.hops.total(); ++i) {
+      const int l = hops[i];
+      const double c = i < fl.hops.forward_count() ? 1.0 : kCrossTraffic;
+      leave(l, i >= fl.hops.forward_count(), fl.hops.slot(i));
+      drop(links_[l], c * fl.weight, l == fl.bottleneck ? 0.0 : c * fl.rate);
     }
     fl.bottleneck = -1;
-    for (int l : fl.route.links) touch(l);
-    for (int l : fl.route.back_links) touch(l);
-    for (int l : fl.route.links) rebalance(l, now);
-    for (int l : fl.route.back_links) rebalance(l, now);
+    for (int i = 0; i < fl.hops.total(); ++i) touch(hops[i]);
+    for (int i = 0; i < fl.hops.total(); ++i) rebalance(hops[i], now);
     flush(now);
   }
   ++fl.generation;

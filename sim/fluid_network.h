@@ -20,10 +20,12 @@
 
 #include <simgrid/s4u.hpp>
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <queue>
+#include <span>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -64,6 +66,28 @@ class FluidNetwork {
     double penalty = 1.0;         // SimGrid's sharing penalty
     double bound = 0.0;           // the rate bound, before the bandwidth factor
   };
+  // A flow's shared links, its route's then its reverse route's, and its place in each link's
+  // members (or back members): held in place up to kInline links, so that reading them costs
+  // no pointer to follow.
+  class Hops {
+   public:
+    static constexpr int kInline = 8;
+    void assign(const std::vector<int>& forward, const std::vector<int>& back);
+    int total() const { return forward_count_ + back_count_; }
+    int forward_count() const { return forward_count_; }
+    const int* links() const { return total() <= kInline ? links_.data() : spill_links_.data(); }
+    int* slots() { return total() <= kInline ? slots_.data() : spill_slots_.data(); }
+    int slot(int i) const { return total() <= kInline ? slots_[i] : spill_slots_[i]; }
+    std::span<const int> forward() const { return {links(), static_cast<size_t>(forward_count_)}; }
+    std::span<const int> back() const {
+      return {links() + forward_count_, static_cast<size_t>(back_count_)};
+    }
+
+   private:
+    int forward_count_ = 0, back_count_ = 0;
+    std::array<int, kInline> links_{}, slots_{};
+    std::vector<int> spill_links_, spill_slots_;  // longer routes
+  };
   struct Flow {
     double size = 0.0;  // in SimGrid's variable units: bytes / bandwidth factor
     double weight = 1.0;  // 1 / SimGrid's sharing penalty
@@ -73,9 +97,7 @@ class FluidNetwork {
     int bottleneck = -1;  // -1: no shared link, a fixed rate
     uint64_t generation = 0;  // of its entry in its bottleneck's heap
     double tag = 0.0;         // its virtual finish time at its bottleneck
-    Route route;
-    std::vector<int> slot;       // its place in each route link's members
-    std::vector<int> back_slot;  // and in each reverse-route link's
+    Hops hops;
     std::shared_ptr<FluidActivity> activity;
     Box* box = nullptr;
     void* payload = nullptr;
@@ -130,7 +152,6 @@ class FluidNetwork {
   void touch(int l);
   void flush(double now);
   bool stale(const Link& l, int index) const;  // the top of its heap names no flow it serves
-  static void join(std::vector<int>& members, std::vector<int>& slots, size_t i, int f);
   void leave(int l, bool back, int slot);
   double share(const Link& l) const { return l.capacity / l.all_weight; }
   // The flow's bottleneck by the equal shares of its route's links (it counted in each).
