@@ -58,8 +58,9 @@ int run_run(int argc, char** argv) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   if (!quiet)
-    std::cerr << "gbasim run: " << mode << ", " << spec.training.num_workers
-              << " workers, preparing data\n";
+    std::cerr << "gbasim run: " << mode << ", " << spec.training.num_workers << " workers, "
+              << network_solver_name(spec.cluster.network_solver)
+              << " network model, preparing data\n";
   SimulationCost cost;
   double last_line_s = 0.0;  // when the last progress or evaluation line was printed
   // A line of where the run stands: its mode, simulated time, global step and samples, then
