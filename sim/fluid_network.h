@@ -4,18 +4,20 @@
 // A flow pays its route's latency (times network/latency-factor), then moves its bytes at a
 // rate that SimGrid's max-min model would give it where every flow on a link has that link as
 // its bottleneck, in time per flow event that does not grow with the flows on a link:
-// - at its start a flow picks its bottleneck, the link of its route that would give it the
-//   lowest share, and is served there by processor sharing in virtual time: the link's level
-//   s (bytes/s per unit of 1/penalty) is its free capacity over the weights 1/penalty of the
-//   flows it serves; a flow of penalty p moves at s / p, capped as SimGrid caps it (the
-//   route's smallest bandwidth, the TCP window over twice the latency); flows on a link end
-//   in the order of their virtual finish tags, so a link keeps them in a heap;
-// - on the other links of its route the flow takes what it moved at when it started (the
-//   "through" load), and 5% of that on its reverse route when network/crosstraffic is on;
-//   a link's level is never below its capacity shared equally by every flow crossing it.
-// Flows do not change bottleneck once started, and a through load is the rate at the start:
-// where a link carries both its own flows and others' at changing rates, rates are
-// approximate (docs/cluster.md, "Two network models", says where it matters).
+// - a flow's bottleneck is the link of its route, or of its reverse route (where it takes 5%
+//   with network/crosstraffic), of the lowest equal share; the link serves its flows by
+//   processor sharing in virtual time: its level s (bytes/s per unit of 1/penalty) is its free
+//   capacity over the weights of the flows it serves, never below its equal share; a flow of
+//   penalty p moves at s / p, capped as SimGrid caps it (the route's smallest bandwidth, the
+//   TCP window over twice the latency); flows on a link end in the order of their virtual
+//   finish tags, so a link keeps them in a heap;
+// - on the other links of its route (and at 5% on its reverse route) a flow takes the rate it
+//   had when last looked at (the "through" load);
+// - each change of a link's flows looks again at three of them: a flow whose bottleneck has
+//   changed moves there, and its through load is refreshed.
+// Where flows change bottleneck faster than they are looked at again, rates are approximate
+// (docs/cluster.md, "Two network models", and results/network-solvers/ say where and by how
+// much).
 #pragma once
 
 #include <simgrid/s4u.hpp>
