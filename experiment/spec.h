@@ -33,9 +33,11 @@ RingModel parse_ring_model(const std::string& name);
 std::string ring_model_name(RingModel model);
 // How the network's bandwidth is shared among the flows in flight (sim/network.h): SimGrid's
 // flow-level max-min model, or the fluid model. kAuto, the default, is resolved when the spec
-// is read: SimGrid's below kAutoFluidWorkers workers, the fluid model from there on.
+// is read: SimGrid's below kAutoFluidWorkers workers (its runs there take minutes at most, and
+// the fluid model is 5% early at 256 workers on two shards: results/network-solvers/), the
+// fluid model from there on.
 enum class NetworkSolver { kSimGrid, kFluid, kAuto };
-constexpr int kAutoFluidWorkers = 256;
+constexpr int kAutoFluidWorkers = 512;
 inline NetworkSolver resolve_network_solver(NetworkSolver solver, int workers) {
   if (solver != NetworkSolver::kAuto) return solver;
   return workers < kAutoFluidWorkers ? NetworkSolver::kSimGrid : NetworkSolver::kFluid;
