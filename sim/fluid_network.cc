@@ -329,7 +329,8 @@ void FluidNetwork::set_rate(int f, double now) {
 void FluidNetwork::rebalance(int index, double now) {
   // Three a change: every change of a link's flows looks again at three of its flows, so
   // that the flows of a busy link are each looked at again several times in their life.
-  // (Two, or one, were faster and further from SimGrid's model: bench/README.md.)
+  // Fewer are faster and further from SimGrid's model, more closer and slower
+  // (results/network-solvers/ has the agreement at three).
   constexpr int kLooks = 3;
   for (int k = 0; k < kLooks; ++k) {
     Link& l = links_[index];
