@@ -17,6 +17,7 @@ int run_calibrate(const std::vector<std::string>& args);
 // Takes the raw arguments after "run": SimGrid removes its own --cfg= and --log= ones.
 int run_run(int argc, char** argv);
 int run_collective(int argc, char** argv);
+int run_workload(int argc, char** argv);
 
 // Parses `args` against `desc` into `vm`; on --help prints `desc` and returns false.
 bool parse_options(const std::vector<std::string>& args,

@@ -188,7 +188,8 @@ int compare(CompareOptions o) {
   std::vector<SweepPoint> points = plan_sweep(sweep);
   const std::vector<SweepPoint> planned = points;
   std::cerr << "gbasim compare: " << o.modes.size() << " modes x " << o.seeds
-            << " seeds at learning rate " << fmt(lr, "%.4g") << "\n";
+            << " seeds at learning rate " << fmt(lr, "%.4g") << "\n"
+            << "gbasim compare: " << timed_workload_line(base) << "\n";
   const int status = run_points(sweep, std::move(points), out.string(), o.jobs);
   if (status == 130) return 130;
 

@@ -18,6 +18,8 @@ Commands:
   collective  time one collective (all-reduce, all-gather, all-to-all) at a few sizes
            on a spec's cluster, as nccl-tests time NCCL's: time, algorithm and bus
            bandwidth
+  workload  what a production workload weighs (flops a sample, bytes a step by
+           mode) and its step time on a spec's cluster; presets from published jobs
   sweep    a base spec over axes of values and seeds, points in parallel processes,
            resumable; a result per point and a summary CSV
   compare  sync, async or GBA on this cluster? tunes sync, runs every mode over paired
@@ -47,6 +49,7 @@ int main(int argc, char** argv) {
   return gbasim::run_guarded("gbasim " + command, [&] {
     if (command == "run") return gbasim::run_run(argc - 1, argv + 1);
     if (command == "collective") return gbasim::run_collective(argc - 1, argv + 1);
+    if (command == "workload") return gbasim::run_workload(argc - 1, argv + 1);
     if (command == "train") return gbasim::run_train(args);
     if (command == "data") return gbasim::run_data(args);
     if (command == "trace-stats") return gbasim::run_trace_stats(args);

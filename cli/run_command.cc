@@ -60,7 +60,8 @@ int run_run(int argc, char** argv) {
   if (!quiet)
     std::cerr << "gbasim run: " << mode << ", " << spec.training.num_workers << " workers, "
               << network_solver_name(spec.cluster.network_solver)
-              << " network model, preparing data\n";
+              << " network model, preparing data\n"
+              << "gbasim run: " << timed_workload_line(spec) << "\n";
   SimulationCost cost;
   double last_line_s = 0.0;  // when the last progress or evaluation line was printed
   // A line of where the run stands: its mode, simulated time, global step and samples, then

@@ -60,6 +60,7 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("mlp", s.model.mlp);
     v.field("bottom_mlp", s.model.bottom_mlp);
   });
+  v.workload("workload", s.workload);
   v.section("optimizer", [&] {
     v.named("name", s.optimizer.kind, parse_optimizer_kind, optimizer_name);
     v.field("learning_rate", s.optimizer.learning_rate);
@@ -151,6 +152,7 @@ void visit(V& v, ExperimentSpec& s) {
   });
   v.section("stragglers", [&] {
     StragglerConfig& g = s.stragglers;
+    v.read_only("time_unit", s.straggler_time_unit);
     v.field("persistent_fraction", g.persistent_fraction);
     v.field("persistent_slowdown", g.persistent_slowdown);
     v.field("noise_cv", g.noise_cv);
@@ -333,6 +335,13 @@ class Reader {
     }
   }
 
+  void read_only(const char* key, std::string& out) { field(key, out); }
+
+  void workload(const char* key, std::optional<WorkloadSpec>& out) {
+    const Json* j = lookup(key);
+    if (j != nullptr) out = parse_workload(*j, source_);
+  }
+
   void section(const char* key, const std::function<void()>& body) {
     const Json* j = lookup(key);
     if (j == nullptr) return;
@@ -398,6 +407,11 @@ class Writer {
   template <class E, class Parse, class Name>
   void named(const char* key, E& value, Parse, Name name) {
     (*current_)[key] = name(value);
+  }
+  void read_only(const char*, const std::string&) {}
+  // Written only when given, so that a run without one echoes the spec it always has.
+  void workload(const char* key, const std::optional<WorkloadSpec>& value) {
+    if (value) (*current_)[key] = workload_to_json(*value);
   }
   void section(const char* key, const std::function<void()>& body) {
     nlohmann::ordered_json* parent = current_;
@@ -847,11 +861,70 @@ void apply_override(Json& doc, const std::string& assignment) {
 
 }  // namespace
 
+namespace {
+
+// The workload's table placement decides sync's embedding exchange (or, without one, the
+// cluster's exchange is echoed as the placement), and straggler keys counted in steps become
+// seconds of the workload's nominal step: its flops a local batch on cluster.worker_speed.
+void resolve_workload(ExperimentSpec& spec, const std::string& source) {
+  if (spec.workload) {
+    WorkloadSpec& w = *spec.workload;
+    switch (w.placement) {
+      case TablePlacement::kWorkers:
+        spec.cluster.embedding_exchange = EmbeddingExchange::kAllToAll;
+        break;
+      case TablePlacement::kServers:
+        spec.cluster.embedding_exchange = EmbeddingExchange::kHybrid;
+        break;
+      case TablePlacement::kReplicated:
+        spec.cluster.embedding_exchange = EmbeddingExchange::kAllGather;
+        break;
+      case TablePlacement::kCluster:
+        w.placement = spec.cluster.embedding_exchange == EmbeddingExchange::kAllToAll
+                          ? TablePlacement::kWorkers
+                      : spec.cluster.embedding_exchange == EmbeddingExchange::kHybrid
+                          ? TablePlacement::kServers
+                          : TablePlacement::kReplicated;
+        break;
+    }
+    if (w.local_batch == 0) w.local_batch = spec.training.local_batch;
+    if (spec.cluster.worker_speed > 0.0) {
+      spec.workload_step_s = Workload(w).flops_per_sample() * static_cast<double>(w.local_batch) /
+                             spec.cluster.worker_speed;
+    }
+  }
+  const std::string& unit = spec.straggler_time_unit;
+  if (unit == "s") return;
+  if (unit != "step")
+    throw InputError(source, "stragglers.time_unit", "must be \"s\" or \"step\", not \"" + unit + "\"");
+  if (!spec.workload) {
+    throw InputError(source, "stragglers.time_unit",
+                     "\"step\" needs a workload (its step time sizes the straggler keys)");
+  }
+  const double step = spec.workload_step_s;
+  if (!(step > 0.0) || !std::isfinite(step)) {
+    throw InputError(source, "stragglers.time_unit",
+                     "\"step\" needs a workload step of positive time (flops a sample, and a "
+                     "positive cluster.worker_speed)");
+  }
+  StragglerConfig& g = spec.stragglers;
+  for (double* rate : {&g.transient_rate_per_s, &g.network_rate_per_s, &g.failure_rate_per_s,
+                       &g.server_failure_rate_per_s})
+    *rate /= step;
+  for (double* duration : {&g.transient_mean_duration_s, &g.network_mean_duration_s,
+                           &g.colocated_period_s, &g.failure_restart_s})
+    *duration *= step;
+  spec.straggler_time_unit = "s";
+}
+
+}  // namespace
+
 ExperimentSpec parse_spec(const Json& doc, const std::string& source) {
   ExperimentSpec spec;
   Reader reader(doc, source);
   visit(reader, spec);
   reader.finish();
+  resolve_workload(spec, source);
   check_semantics(spec, source);
   // The result echoes the model the run used.
   // A ring is as long as its pool: "auto" looks at the largest.
@@ -972,6 +1045,32 @@ std::vector<std::string> with_fragments(const std::vector<std::string>& fragment
   }
   all.insert(all.end(), sets.begin(), sets.end());
   return all;
+}
+
+std::string timed_workload_line(const ExperimentSpec& spec) {
+  if (!spec.workload) {
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "timing the proxy model's own batch (no workload: its flops x "
+                  "cost.flops_scale %g, its own bytes; docs/workload.md)",
+                  spec.cost.flops_scale);
+    return line;
+  }
+  const Workload w(*spec.workload);
+  const WorkloadSpec& s = w.spec();
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "timing the workload %s: %.3g MFLOP a sample, %.3g M dense parameters, %zu tables "
+                "of %.3g M rows (%.3g GB), local batch %lld for the proxy's %lld, tables %s",
+                s.preset.empty() ? "(given)" : s.preset.c_str(), w.flops_per_sample() / 1e6,
+                static_cast<double>(w.dense_params()) / 1e6, s.tables.size(),
+                static_cast<double>(w.embedding_rows()) / 1e6,
+                w.embedding_values() * s.value_bytes / 1e9, static_cast<long long>(s.local_batch),
+                static_cast<long long>(spec.training.local_batch),
+                s.placement == TablePlacement::kReplicated ? "replicated in sync"
+                : s.placement == TablePlacement::kServers  ? "on the servers in sync"
+                                                           : "on the workers in sync");
+  return line;
 }
 
 nlohmann::ordered_json spec_to_json(const ExperimentSpec& spec) {

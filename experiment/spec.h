@@ -6,12 +6,14 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "models/model.h"
 #include "models/optimizer.h"
 #include "experiment/data.h"
+#include "experiment/workload.h"
 #include "strategies/switching.h"
 #include "strategies/update_rule.h"
 #include "traces/straggler_models.h"
@@ -243,12 +245,19 @@ struct ExperimentSpec {
   uint64_t seed = 1;  // data order, initial parameters and stragglers
   DataOptions data;
   ModelConfig model;
+  // The job the cluster times (experiment/workload.h); none: the proxy model's own batch.
+  std::optional<WorkloadSpec> workload;
   OptimizerConfig optimizer;
   RuleConfig training;
   SwitchingSpec switching;  // read under training.switching
   ClusterSpec cluster;
   CostSpec cost;
   StragglerConfig stragglers;
+  // stragglers.time_unit as given: "s", or "step" (the straggler keys in seconds count nominal
+  // steps of the workload instead). Read, resolved into seconds, never echoed: the echo gives
+  // the seconds that ran, and workload_step_s the step they were counted in (0: none).
+  std::string straggler_time_unit = "s";
+  double workload_step_s = 0.0;
   EvaluationSpec evaluation;
   BudgetSpec budget;
   SimulationSpec simulation;
@@ -259,6 +268,10 @@ struct ExperimentSpec {
 std::vector<WorkerPool> worker_pools(const ExperimentSpec& spec);
 // Every worker of every pool.
 int total_workers(const ExperimentSpec& spec);
+
+// One line on what the run times: the workload (its name, flops a sample, parameters, batch), or
+// the proxy's own batch when the spec has none.
+std::string timed_workload_line(const ExperimentSpec& spec);
 
 // Reads `doc` over the defaults; `source` (a file name) prefixes every error.
 ExperimentSpec parse_spec(const nlohmann::json& doc, const std::string& source);

@@ -43,14 +43,21 @@ class OneQueueServer : public Server {
   bool admit(int w, Admission& admission, Mode& mode) override {
     const double start = sg4::Engine::get_clock();
     requested_[w] = training_.next_batch(w);
-    const FieldGroups groups(requested_[w].ids);
+    const StepSizes& sizes = training_.sizes();
     double row_ids = 0.0;
-    for (size_t t = 0; t < training_.table_dims().size(); ++t)
-      row_ids += static_cast<double>(groups.unique_ids[t % groups.unique_ids.size()].size());
+    if (sizes.proxy()) {
+      const FieldGroups groups(requested_[w].ids);
+      for (size_t t = 0; t < training_.table_dims().size(); ++t)
+        row_ids += static_cast<double>(groups.unique_ids[t % groups.unique_ids.size()].size());
+    } else {
+      Gradient batch;
+      batch.samples = requested_[w].ids.rows();
+      row_ids = total(sizes.rows(batch, 1).rows);
+    }
     // Messages live in per-worker slots (a worker has one in flight at most), not on the
     // heap: a run ended with messages in flight leaks nothing.
     arrivals_[w] = Arrival{w, 0, Gradient{}, true};
-    inbox_.put(&arrivals_[w], kControlBytes + 8.0 * row_ids);
+    inbox_.put(&arrivals_[w], kControlBytes + sizes.id_bytes() * row_ids);
     admission = *grants_[w].get<Admission>();
     training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
     training_.count_messages(3);  // the request, the grant with the pull, the push
@@ -66,8 +73,9 @@ class OneQueueServer : public Server {
   // queues behind what arrived meanwhile.
   void push(int w, int64_t token, Gradient grad) override {
     const double start = sg4::Engine::get_clock();
-    const double bytes = shard_bytes(grad, training_.dense_values(), training_.table_dims(), 1,
-                                     4.0, 8.0)[0];
+    const StepSizes& sizes = training_.sizes();
+    const double bytes = owner_bytes(sizes.rows(grad, 1), sizes.dense_values(),
+                                     sizes.value_bytes(), sizes.id_bytes())[0];
     arrivals_[w] = Arrival{w, token, std::move(grad)};
     inbox_.put(&arrivals_[w], kControlBytes + bytes);
     acks_[w].get<int>();
@@ -112,8 +120,9 @@ class OneQueueServer : public Server {
     }
     double bytes = kControlBytes;
     if (admission.admitted)
-      bytes += total(shard_bytes(granted_[w], training_.dense_values(), training_.table_dims(), 1,
-                                 4.0, 0.0));
+      bytes += total(owner_bytes(training_.sizes().rows(granted_[w], 1),
+                                 training_.sizes().dense_values(), training_.sizes().value_bytes(),
+                                 0.0));
     // The server sends the grant itself and goes on once it is through, as gbasim-mpi's does
     // (a blocking send); so grants go out one after another.
     grants_slots_[w] = admission;

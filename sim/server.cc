@@ -10,9 +10,7 @@ std::optional<Gradient> take_in(Training& training, const Cluster& cluster, int 
   double own = spec.cost.server_flops_per_push;
   const Mode mode = training.rule().mode();
   if (mode == Mode::kGBA || mode == Mode::kBackupWorkers) {
-    own += spec.cost.merge_flops_per_value *
-           static_cast<double>(
-               updated_values(gradient, training.dense_values(), training.table_dims()));
+    own += spec.cost.merge_flops_per_value * training.sizes().updated_values(gradient);
   }
   if (own > 0.0) cluster.run_flops(own);
   std::unique_lock lock(*training.mutex());
@@ -24,8 +22,7 @@ std::optional<Gradient> take_in(Training& training, const Cluster& cluster, int 
 void charge_update(const Training& training, const Cluster& cluster, const Gradient& update) {
   const ExperimentSpec& spec = training.spec();
   const double flops =
-      spec.cost.update_flops_per_value *
-      static_cast<double>(updated_values(update, training.dense_values(), training.table_dims())) /
+      spec.cost.update_flops_per_value * training.sizes().updated_values(update) /
       static_cast<double>(cluster.servers().size());
   cluster.run_flops(flops, spec.cluster.ps_cores);
 }

@@ -41,9 +41,10 @@ class ShardedServer : public Server {
     const int shards = static_cast<int>(servers.size());
     sg4::Host* me = cluster_.workers()[w].host;
     // The push carries the same rows (the gradient of this batch): counted once, here.
-    rows_[w] = rows_by_owner(grad, training_.table_dims(), shards);
-    const std::vector<double> pull = bytes(w, 4.0, 0.0);
-    const std::vector<double> request = bytes(w, 0.0, 8.0);
+    const StepSizes& sizes = training_.sizes();
+    rows_[w] = sizes.rows(grad, shards);
+    const std::vector<double> pull = bytes(w, sizes.value_bytes(), 0.0);
+    const std::vector<double> request = bytes(w, 0.0, sizes.id_bytes());
     std::vector<Transfer> comms;
     for (int p = 0; p < shards; ++p)
       comms.push_back(network_.send(me, servers[p], kControlBytes + request[p]));
@@ -61,7 +62,8 @@ class ShardedServer : public Server {
   void push(int w, int64_t token, Gradient grad) override {
     const double start = sg4::Engine::get_clock();
     const auto& servers = cluster_.servers();
-    const std::vector<double> push = bytes(w, 4.0, 8.0);
+    const std::vector<double> push =
+        bytes(w, training_.sizes().value_bytes(), training_.sizes().id_bytes());
     std::vector<Transfer> comms;
     for (size_t p = 0; p < servers.size(); ++p)
       comms.push_back(network_.send(cluster_.workers()[w].host, servers[p], push[p]));
@@ -86,7 +88,7 @@ class ShardedServer : public Server {
  private:
   // Of the rows of w's gradient in flight, counted by pull().
   std::vector<double> bytes(int w, double per_value, double per_row_id) const {
-    return owner_bytes(rows_[w], training_.dense_values(), per_value, per_row_id);
+    return owner_bytes(rows_[w], training_.sizes().dense_values(), per_value, per_row_id);
   }
 
   // Gradients are taken in one at a time. An update becomes visible at once (so that every

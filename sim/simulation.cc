@@ -204,7 +204,7 @@ nlohmann::ordered_json Simulation::result() const {
   const double end = training_.now();
   DriverSummary driver{"simulated", end};
   driver.after_counts = {
-      {"flops_per_sample", spec_.cost.flops_scale * training_.model().flops_per_sample()}};
+      {"flops_per_sample", training_.sizes().batch_flops(1)}};
   const RuleInForce& rule = training_.rule();
   nlohmann::ordered_json doc =
       training_.record().result(driver, rule.global_step(), training_.applied_samples(),
@@ -225,8 +225,7 @@ nlohmann::ordered_json Simulation::result() const {
         {{"worker", w},
          {"speed", h.speed},
          // One step's compute on this host undisturbed (no noise, episodes or trace).
-         {"nominal_step_s", spec_.cost.flops_scale * training_.model().flops_per_sample() *
-                                static_cast<double>(training_.local_batch(w)) / h.speed},
+         {"nominal_step_s", training_.sizes().batch_flops(training_.local_batch(w)) / h.speed},
          {"pool", training_.pool_of(w)},
          {"persistent_slowdown", h.persistent},
          {"colocated", static_cast<bool>(colocated[w])},

@@ -60,6 +60,7 @@ Training::Training(const ExperimentSpec& spec, SimulationCost& cost)
     data_.test = first_rows(data_.test, spec.evaluation.test_samples);
   for (const auto& table : params_.tables) dims_.push_back(table.cols());
   if (timing_only_) batch_rows_.emplace(data_.train.cardinalities);
+  sizes_.emplace(spec, dims_, dense_values_, model_.flops_per_sample());
 }
 
 // Each field's unique ids in the order they first appear, without a sort: the rows' order
@@ -96,6 +97,11 @@ void Training::next_gradient(int worker, Gradient& grad) {
   // The rows the batch would copy, read where they are.
   ShardIterator& shard = shards_[shard_of_[worker]];
   const std::span<const int64_t> rows = shard.next_rows(local_batch(worker));
+  if (!sizes_->proxy()) {  // a workload's sizes need the sample count alone
+    grad = Gradient{};
+    grad.samples = static_cast<int64_t>(rows.size());
+    return;
+  }
   const Dataset& data = shard.data();
   const int32_t* ids = data.ids.data();
   const int64_t fields = data.num_fields;
@@ -169,7 +175,7 @@ std::optional<ModelMove> Training::take_owed_move() {
 void Training::move_model(const ModelMove& move, const Cluster& cluster) {
   double values = static_cast<double>(dense_values_);
   for (const auto& table : params_.tables) values += static_cast<double>(table.size());
-  const double bytes = 4.0 * values;
+  const double bytes = sizes_->value_bytes() * sizes_->model_values(values);
   const double start = sg4::Engine::get_clock();
   const auto& servers = cluster.servers();
   const int shards = static_cast<int>(servers.size());

@@ -17,6 +17,7 @@
 #include "sim/batch_rows.h"
 #include "sim/cluster.h"
 #include "sim/simulation.h"
+#include "sim/step_sizes.h"
 #include "strategies/rule_in_force.h"
 
 namespace gbasim {
@@ -60,9 +61,11 @@ class Training {
   bool stopped() const { return stop_; }
   sg4::MutexPtr mutex() const { return mutex_; }
 
-  // Sizes: values of the dense part, columns of each embedding table.
+  // Sizes: values of the dense part, columns of each embedding table (the proxy's).
   int64_t dense_values() const { return dense_values_; }
   const std::vector<int64_t>& table_dims() const { return dims_; }
+  // What the messages and computes of a step weigh: the proxy's or the workload's.
+  const StepSizes& sizes() const { return *sizes_; }
 
   // The pools of workers (one without cluster.pools) and the one `worker` belongs to.
   const std::vector<WorkerPool>& pools() const { return pools_; }
@@ -123,7 +126,8 @@ class Training {
   std::vector<ShardIterator> shards_;
   std::vector<int> shard_of_;  // a worker's entry of shards_
   std::vector<uint32_t> reads_;
-  std::optional<BatchRows> batch_rows_;  // timing-only: a batch's unique ids
+  std::optional<BatchRows> batch_rows_;
+  std::optional<StepSizes> sizes_;  // timing-only: a batch's unique ids
 
   // Timing-only: each table's unique ids of a batch of b samples, sample i's ids (one a
   // field) at sample(i).

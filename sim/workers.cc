@@ -93,7 +93,7 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
   Gradient grad;
   training_.next_gradient(w, grad);
   const EmbeddingExchange exchange = training_.spec().cluster.embedding_exchange;
-  const auto& dims = training_.table_dims();
+  const StepSizes& sizes = training_.sizes();
   // The collectives are those of w's pool, w its rank i there.
   const int pool = training_.pool_of(w);
   const int i = w - training_.pools()[pool].first;
@@ -101,15 +101,21 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
   Collectives& collectives = collectives_[pool];
   std::vector<double>& sparse_bytes = sparse_bytes_[pool];
   std::vector<std::vector<double>>& lookups = lookups_[pool];
-  // Bytes of w's rows by owner (a worker, or a server shard): ids (8 bytes a row), vectors
-  // (4 a value) and gradients (both).
+  // Bytes of w's rows by owner (a worker, or a server shard): ids, vectors and gradients
+  // (sizes.h: the proxy's rows, 8 bytes an id and 4 a value, or the workload's).
   const int owners = exchange == EmbeddingExchange::kHybrid
                          ? static_cast<int>(cluster_.servers().size())
                          : n;
   const bool gather = exchange == EmbeddingExchange::kAllGather;
-  const RowsByOwner counts = rows_by_owner(grad, dims, gather ? 1 : owners);
-  const std::vector<double> ids = gather ? std::vector<double>{} : owner_bytes(counts, 0, 0.0, 8.0);
-  const std::vector<double> rows = owner_bytes(counts, 0, 4.0, 8.0);
+  const RowsByOwner counts = sizes.rows(grad, gather ? 1 : owners);
+  const bool to_workers = exchange == EmbeddingExchange::kAllToAll;
+  const std::vector<double> ids =
+      gather       ? std::vector<double>{}
+      : to_workers ? sizes.all_to_all_ids(counts, grad)
+                   : owner_bytes(counts, 0, 0.0, sizes.id_bytes());
+  const std::vector<double> rows = to_workers
+                                       ? sizes.all_to_all_gradients(counts, grad)
+                                       : owner_bytes(counts, 0, sizes.value_bytes(), sizes.id_bytes());
   if (gather) sparse_bytes[i] = total(rows);
   double comm_s = 0.0;
   auto timed = [&](const std::function<void()>& part) {
@@ -119,7 +125,7 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
   };
   if (exchange == EmbeddingExchange::kAllToAll && n > 1) {
     timed([&] {
-      lookups[i] = owner_bytes(counts, 0, 4.0, 0.0);  // the owners are the n workers
+      lookups[i] = sizes.all_to_all_vectors(counts, grad);  // the owners are the n workers
       collectives.all_to_all(i, ids);
       collectives.barrier();  // every worker's lookups are known and its ids have arrived
       std::vector<double> answers(n);
@@ -129,16 +135,17 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
     });
     training_.count_messages(3 * collectives.messages_per_all_to_all());  // and the gradients
   } else if (exchange == EmbeddingExchange::kHybrid) {
-    timed([&] { exchange_with_servers(w, ids, owner_bytes(counts, 0, 4.0, 0.0)); });
+    timed([&] { exchange_with_servers(w, ids, owner_bytes(counts, 0, sizes.value_bytes(), 0.0)); });
     training_.count_messages(3 * owners);  // with the push below
   }
   // A worker that fails stalls the step until it is back and has computed it again.
   while (!spend_compute(w, step)) down(w);
 
+  const double dense = sizes.value_bytes() * static_cast<double>(sizes.dense_values());
   if (n > 1 || exchange == EmbeddingExchange::kHybrid) {
     timed([&] {
       if (exchange == EmbeddingExchange::kAllGather) {
-        collectives.step(i, 4.0 * static_cast<double>(training_.dense_values()), sparse_bytes);
+        collectives.step(i, dense, sparse_bytes);
       } else {
         if (exchange == EmbeddingExchange::kAllToAll && n > 1) {
           collectives.all_to_all(i, rows);
@@ -147,17 +154,14 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
           exchange_with_servers(w, rows, {});
           charge_servers(counts);
         }
-        collectives.all_reduce(i, 4.0 * static_cast<double>(training_.dense_values()));
+        collectives.all_reduce(i, dense);
       }
     });
-    const double dense = 4.0 * static_cast<double>(training_.dense_values());
     training_.count_messages(gather ? collectives.messages_per_step(i, dense)
                                     : collectives.messages_per_all_reduce(i, dense));
   }
   training_.stats(w).comm_s += comm_s;
-  cluster_.run_flops(
-      training_.spec().cost.update_flops_per_value *
-      static_cast<double>(updated_values(grad, training_.dense_values(), training_.table_dims())));
+  cluster_.run_flops(training_.spec().cost.update_flops_per_value * sizes.updated_values(grad));
   // A timing-only update is never applied, and each worker's own optimizer work is charged
   // above: the step's sum needs the samples alone, not the union of every worker's rows.
   if (training_.spec().simulation.timing_only) grad.tables.clear();
@@ -205,8 +209,7 @@ void Workers::charge_servers(const RowsByOwner& rows) {
 
 bool Workers::spend_compute(int w, int64_t step) {
   const ExperimentSpec& spec = training_.spec();
-  const double base = spec.cost.flops_scale * training_.model().flops_per_sample() *
-                      static_cast<double>(training_.local_batch(w));
+  const double base = training_.sizes().batch_flops(training_.local_batch(w));
   const double start = sg4::Engine::get_clock();
   bool done = true;
   if (cluster_.machine() != nullptr) {

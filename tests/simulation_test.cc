@@ -171,6 +171,37 @@ TEST(Simulation, SyncStepIsComputePlusRingAllReduce) {
   EXPECT_EQ(result["summary"]["global_steps"], 6);
 }
 
+// With a workload, the step is the workload's: its flops a local batch, the all-reduce of its
+// dense part and the all-gather of its expected distinct rows (tables replicated), whatever the
+// proxy's sizes. An MLP 100-50-1 (5,101 parameters), a table of 1,000 rows of dim 8, one
+// uniform id a sample, batches of 128 workload samples for the proxy's 64.
+TEST(Simulation, WithAWorkloadTheSyncStepIsTheWorkloads) {
+  ExperimentSpec s = straggler_free_cluster(Mode::kSync, 2);
+  s.cost.update_flops_per_value = 0.0;
+  s.budget.max_samples = 2 * 64 * 5;
+  s.simulation.timing_only = true;
+  WorkloadSpec w;
+  w.dense_layers = {{100, 50, 1}};
+  w.tables = {{1000, 8, 1.0, 0.0, 1, false}};
+  w.local_batch = 128;
+  w.placement = TablePlacement::kReplicated;
+  s.workload = w;
+  const auto result = simulate(s);
+  const double bandwidth = s.cluster.nic_bandwidth, latency = 2.0 * s.cluster.nic_latency;
+  const double compute = 6.0 * 5101 * 128 / s.cluster.worker_speed;
+  const double dense_pass = latency + 4.0 * 5101 / 2 / bandwidth;
+  const double rows = 1000.0 * (1.0 - std::pow(1.0 - 1.0 / 1000.0, 128.0));
+  const double gather = latency + rows * (8.0 + 4.0 * 8) / bandwidth;
+  const auto& ends = result["workers"][0]["step_ends"];
+  ASSERT_EQ(ends.size(), 5u);
+  for (size_t k = 0; k < ends.size(); ++k) {
+    const double t = static_cast<double>(k + 1) * (compute + 2 * dense_pass + gather);
+    // SimGrid sends whole bytes: the expected rows' fraction of a byte is within 1e-6.
+    EXPECT_NEAR(ends[k].get<double>(), t, 1e-6 * t) << "step " << k;
+  }
+  EXPECT_DOUBLE_EQ(result["workers"][0]["nominal_step_s"].get<double>(), compute);
+}
+
 // data.sharding: with a worker 10x slower, async over one epoch's budget (one simulation a
 // test: the engine starts once a process).
 nlohmann::json reads_under_a_straggler(DataSharding sharding) {
