@@ -70,6 +70,7 @@ if [ "$name" = all ]; then
     step "$sweep" bash scripts/reproduce.sh "$sweep" "${options[@]}"
   done
   step published-collectives /usr/bin/python3 scripts/published_collectives.py
+  step published-workload /usr/bin/python3 scripts/published_workload.py
   echo "all: $(( $(date +%s) - all_start )) s" | tee -a "$log"
   exit 0
 fi

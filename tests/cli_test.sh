@@ -196,6 +196,32 @@ help=$("$gbasim" run --help) || fail "gbasim run --help must succeed"
 grep -q 'contexts/factory' <<<"$help" && fail "run --help prints SimGrid's configuration keys"
 check_arguments_error "--sizes: '12Q' is not a size in bytes" collective --spec "$work/tiny.json" --sizes 1M,12Q --out "$work/never.json"
 check_arguments_error "--op must be \"allreduce\", \"allgather\" or \"alltoall\", not 'bcast'" collective --spec "$work/tiny.json" --op bcast --out "$work/never.json"
+# gbasim workload: every preset, its numbers, and a run of each mode timing it.
+presets=$("$gbasim" workload --list | awk '{print $1}') || fail "gbasim workload --list must succeed"
+[ "$(wc -w <<<"$presets")" -ge 2 ] || fail "gbasim workload --list names fewer than two presets: $presets"
+for preset in $presets; do
+  "$gbasim" workload --preset "$preset" --spec "$work/tiny.json" --out "$work/wl.json" >"$work/wl.txt" 2>&1 \
+    || fail "gbasim workload --preset $preset: $(head -3 "$work/wl.txt")"
+  grep -q "bytes a worker step" "$work/wl.txt" || fail "workload --preset $preset prints no bytes"
+  /usr/bin/python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['flops_per_sample'] > 0 and d['dense_params'] > 0, d
+assert d['time_s']['sync_step'] > d['time_s']['compute'] > 0, d['time_s']
+assert d['time_s']['ps_step_alone'] > d['time_s']['compute'], d['time_s']
+" "$work/wl.json" || fail "workload --preset $preset: implausible numbers in its JSON"
+  for mode in sync gba; do
+    "$gbasim" run --spec "$work/tiny.json" --set training.mode=$mode --set workload.preset="$preset" \
+      --set simulation.timing_only=true --out "$work/wl-run.json" >/dev/null 2>"$work/wl-run.err" \
+      || fail "$mode timing the $preset workload: $(head -3 "$work/wl-run.err")"
+    grep -q "timing the workload $preset" "$work/wl-run.err" || fail "run does not say it times $preset"
+  done
+done
+"$gbasim" run --spec "$work/tiny.json" --out "$work/proxy-run.json" >/dev/null 2>"$work/proxy-run.err"
+grep -q "timing the proxy model's own batch" "$work/proxy-run.err" \
+  || fail "a run without a workload does not say it times the proxy's batch"
+check_arguments_error "unknown workload preset 'dlrm'" workload --preset dlrm
+check_arguments_error "give --preset NAME, or a --spec with a workload section" workload --spec "$work/tiny.json"
 [ ! -e "$work/never.json" ] || fail "a refused command wrote a result"
 
 # A cluster file under the spec's own cluster keys.
