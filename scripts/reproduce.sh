@@ -22,6 +22,7 @@ cd "$(dirname "$0")/.."
 usage() {
   echo "usage: scripts/reproduce.sh NAME|all [--fresh] [--jobs J]; NAME is one of:" >&2
   for d in results/*/sweep.json; do echo "  $(basename "$(dirname "$d")")" >&2; done
+  echo "  industrial-scale" >&2
   exit 2
 }
 [ $# -ge 1 ] || usage
@@ -73,6 +74,13 @@ if [ "$name" = all ]; then
   step published-workload /usr/bin/python3 scripts/published_workload.py
   echo "all: $(( $(date +%s) - all_start )) s" | tee -a "$log"
   exit 0
+fi
+if [ "$name" = industrial-scale ]; then  # several sweeps and their own table
+  bash scripts/setup.sh
+  bash scripts/build.sh
+  args=(--jobs "$jobs")
+  [ $fresh -eq 0 ] || args+=(--fresh)
+  exec bash scripts/industrial_scale.sh "${args[@]}"
 fi
 dir=results/$name
 [ -f "$dir/sweep.json" ] || { echo "reproduce.sh: no experiment '$name' ($dir/sweep.json)" >&2; usage; }

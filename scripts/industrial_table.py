@@ -1,0 +1,141 @@
+#!/usr/bin/python3
+"""The tables of results/industrial-scale/ from its sweeps' summaries (runs/*/summary.csv):
+each mode's simulated time a global step (G samples) and GBA's speed-up over sync (sync's time
+a step over GBA's, paired by seed), with 95% intervals over the seeds, and the straggler
+severity where GBA overtakes sync. Writes DIR/table.md and DIR/summary.json.
+
+Usage: scripts/industrial_table.py DIR"""
+import csv
+import json
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from stats import mean_interval, text  # noqa: E402
+
+
+def read(dir_, sweep):
+    path = os.path.join(dir_, "runs", sweep, "summary.csv")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        rows = [r for r in csv.DictReader(f) if r["status"] in ("done", "completed")]
+    for r in rows:
+        r["step_s"] = float(r["simulated_time_s"]) / max(1, int(r["global_steps"]))
+    return rows
+
+
+def by_seed(rows, **match):
+    out = {}
+    for r in rows:
+        if all(str(r.get(k)) == str(v) for k, v in match.items()):
+            out[int(r["seed"])] = r["step_s"]
+    return out
+
+
+def speedup(sync, gba):
+    seeds = sorted(set(sync) & set(gba))
+    return mean_interval([sync[s] / gba[s] for s in seeds]), len(seeds)
+
+
+def fmt_ms(values):
+    i = mean_interval([v * 1e3 for v in values.values()])
+    return text(i, 1) if i.n else "-"
+
+
+def main():
+    dir_ = sys.argv[1] if len(sys.argv) > 1 else "results/industrial-scale"
+    presets = ["dlrm-dcnv2", "wide-deep-outbrain"]
+    lines, doc = [], {"cells": [], "crossover": {}}
+    head = ("| workers, shards | preset | stragglers | sync ms a step | GBA ms a step | "
+            "GBA speed-up over sync | seeds |")
+    rule = "| --- | --- | --- | --- | --- | --- | --- |"
+
+    def cell(scale, preset, condition, sync, gba, gba_label="GBA"):
+        s, n = speedup(sync, gba)
+        lines.append(f"| {scale} | {preset} | {condition} | {fmt_ms(sync)} | {fmt_ms(gba)} | "
+                     f"{text(s, 3) if n else '-'} | {n} |")
+        doc["cells"].append({"scale": scale, "preset": preset, "stragglers": condition,
+                             "gba": gba_label, "seeds": n,
+                             "sync_step_s": mean_interval(list(sync.values())).mean if sync else None,
+                             "gba_step_s": mean_interval(list(gba.values())).mean if gba else None,
+                             "speedup": s.mean if n else None,
+                             "speedup_low": s.low if n > 1 else None,
+                             "speedup_high": s.high if n > 1 else None})
+        return s if n else None
+
+    lines += ["## Sync on GPU nodes against GBA on the same GPUs", "", head, rule]
+    sev = {"256 w, 16 shards": read(dir_, "severity-256"),
+           "1,024 w, 64 shards": read(dir_, "severity-1024")}
+    pai = {"256 w, 16 shards": read(dir_, "pai-256"), "1,024 w, 64 shards": read(dir_, "pai-1024")}
+    for scale in sev:
+        for preset in presets:
+            for slow in ("1", "4"):
+                sync = by_seed(sev[scale], **{"workload.preset": preset, "training.mode": "sync",
+                                              "stragglers.persistent_slowdown": slow})
+                gba = by_seed(sev[scale], **{"workload.preset": preset, "training.mode": "gba",
+                                             "stragglers.persistent_slowdown": slow})
+                label = "healthy" if slow == "1" else "a quarter 4x slower"
+                if sync or gba:
+                    cell(scale, preset, label, sync, gba)
+            sync = by_seed(pai[scale], **{"workload.preset": preset, "training.mode": "sync"})
+            gba = by_seed(pai[scale], **{"workload.preset": preset, "training.mode": "gba"})
+            if sync or gba:
+                cell(scale, preset, "PAI job_1 replayed", sync, gba)
+
+    lines += ["", "## The paper's setting: sync on 256 GPUs against GBA on 1,024 CPU workers", "",
+              head, rule]
+    pool = read(dir_, "cpu-pool")
+    for preset in presets:
+        for slow in ("1", "4"):
+            sync = by_seed(sev["256 w, 16 shards"], **{
+                "workload.preset": preset, "training.mode": "sync",
+                "stragglers.persistent_slowdown": slow})
+            gba = by_seed(pool, **{"workload.preset": preset,
+                                   "stragglers.persistent_slowdown": slow})
+            label = "healthy" if slow == "1" else "a quarter 4x slower"
+            if sync or gba:
+                cell("256 GPUs / 1,024 CPUs, 64 shards", preset, label, sync, gba, "GBA on CPUs")
+
+    lines += ["", "## Where GBA overtakes sync (256 workers, 16 shards)", "",
+              "| preset | GBA speed-up over sync at each slowdown of a quarter of the workers | "
+              "GBA overtakes sync at |", "| --- | --- | --- |"]
+    for preset in presets:
+        points = []
+        for slow in ("1", "2", "4", "8", "16"):
+            sync = by_seed(sev["256 w, 16 shards"], **{
+                "workload.preset": preset, "training.mode": "sync",
+                "stragglers.persistent_slowdown": slow})
+            gba = by_seed(sev["256 w, 16 shards"], **{
+                "workload.preset": preset, "training.mode": "gba",
+                "stragglers.persistent_slowdown": slow})
+            s, n = speedup(sync, gba)
+            if n:
+                points.append((float(slow), s.mean))
+        cross = None
+        for (x0, y0), (x1, y1) in zip(points, points[1:]):
+            if y0 < 1.0 <= y1:  # log-linear between the two slowdowns
+                f = (math.log(1.0) - math.log(y0)) / (math.log(y1) - math.log(y0))
+                cross = math.exp(math.log(x0) + f * (math.log(x1) - math.log(x0)))
+                break
+        if points and points[0][1] >= 1.0:
+            where = "GBA is ahead already at 1x"
+        elif cross is not None:
+            where = f"about {cross:.1f}x"
+        else:
+            where = f"not within {points[-1][0]:.0f}x" if points else "-"
+        doc["crossover"][preset] = cross
+        lines.append(f"| {preset} | " + ", ".join(f"{x:g}x: {y:.3f}" for x, y in points) +
+                     f" | {where} |")
+    table = "\n".join(lines) + "\n"
+    print(table, end="")
+    for name, content in (("table.md", table), ("summary.json", json.dumps(doc, indent=2) + "\n")):
+        path = os.path.join(dir_, name)
+        with open(path + ".tmp", "w") as f:
+            f.write(content)
+        os.replace(path + ".tmp", path)
+
+
+if __name__ == "__main__":
+    main()
