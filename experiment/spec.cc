@@ -153,6 +153,7 @@ void visit(V& v, ExperimentSpec& s) {
   v.section("stragglers", [&] {
     StragglerConfig& g = s.stragglers;
     v.read_only("time_unit", s.straggler_time_unit);
+    v.field("seed", g.seed);
     v.field("persistent_fraction", g.persistent_fraction);
     v.field("persistent_slowdown", g.persistent_slowdown);
     v.field("noise_cv", g.noise_cv);
@@ -921,9 +922,12 @@ void resolve_workload(ExperimentSpec& spec, const std::string& source) {
 
 ExperimentSpec parse_spec(const Json& doc, const std::string& source) {
   ExperimentSpec spec;
+  spec.stragglers.seed = 0;  // absent: the spec's seed, below
   Reader reader(doc, source);
   visit(reader, spec);
   reader.finish();
+  // The straggler realisation follows the spec's seed unless it has its own.
+  if (spec.stragglers.seed == 0) spec.stragglers.seed = spec.seed;
   resolve_workload(spec, source);
   check_semantics(spec, source);
   // The result echoes the model the run used.

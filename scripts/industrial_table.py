@@ -128,6 +128,44 @@ def main():
         doc["crossover"][preset] = cross
         lines.append(f"| {preset} | " + ", ".join(f"{x:g}x: {y:.3f}" for x, y in points) +
                      f" | {where} |")
+    auc = read(dir_, "auc-256")
+    if auc:
+        lines += ["", "## Time to AUC 0.75 with the proxy learning (256 workers, 16 shards, "
+                  "dlrm-dcnv2)", "",
+                  "| stragglers | mode | reached | time-to-AUC (s) | final AUC | "
+                  "GBA speed-up over sync to the target | final AUC, GBA - sync |",
+                  "| --- | --- | --- | --- | --- | --- | --- |"]
+        doc["time_to_auc"] = []
+        for slow in ("1", "4"):
+            label = "healthy" if slow == "1" else "a quarter 4x slower"
+            got = {}
+            for mode in ("sync", "gba"):
+                rows = [r for r in auc if r["training.mode"] == mode and
+                        r["stragglers.persistent_slowdown"] == slow]
+                got[mode] = {int(r["seed"]): r for r in rows}
+            seeds = sorted(set(got["sync"]) & set(got["gba"]))
+            reached = [s for s in seeds if got["sync"][s]["time_to_auc_s"] and
+                       got["gba"][s]["time_to_auc_s"]]
+            ratio = mean_interval([float(got["sync"][s]["time_to_auc_s"]) /
+                                   float(got["gba"][s]["time_to_auc_s"]) for s in reached])
+            gap = mean_interval([float(got["gba"][s]["final_auc"]) -
+                                 float(got["sync"][s]["final_auc"]) for s in seeds])
+            for mode in ("sync", "gba"):
+                rows = got[mode]
+                times = [float(r["time_to_auc_s"]) for r in rows.values() if r["time_to_auc_s"]]
+                finals = [float(r["final_auc"]) for r in rows.values()]
+                lines.append(
+                    f"| {label} | {mode} | {len(times)}/{len(rows)} | "
+                    f"{text(mean_interval(times), 1) if times else '-'} | "
+                    f"{text(mean_interval(finals), 4)} | "
+                    f"{(text(ratio, 3) if ratio.n else '-') if mode == 'gba' else ''} | "
+                    f"{(text(gap, 4) if gap.n else '-') if mode == 'gba' else ''} |")
+            doc["time_to_auc"].append({"stragglers": label, "seeds": len(seeds),
+                                       "both_reached": len(reached),
+                                       "speedup": ratio.mean if ratio.n else None,
+                                       "final_auc_gap": gap.mean if gap.n else None,
+                                       "final_auc_gap_low": gap.low if gap.n > 1 else None,
+                                       "final_auc_gap_high": gap.high if gap.n > 1 else None})
     table = "\n".join(lines) + "\n"
     print(table, end="")
     for name, content in (("table.md", table), ("summary.json", json.dumps(doc, indent=2) + "\n")):

@@ -57,9 +57,9 @@ if [ "$name" = all ]; then
   }
   # gbasim tune and compare keep their finished runs in OUT/points too
   [ $fresh -eq 0 ] || rm -rf results/tune-demo/points results/compare-strained/points
-  step tune-demo ./build/bin/gbasim tune --spec examples/demo.json --out results/tune-demo --jobs "$jobs"
+  step tune-demo ./build/bin/gbasim tune --spec examples/demo.json --set stragglers.seed=1 --out results/tune-demo --jobs "$jobs"
   step demo bash scripts/demo.sh
-  step compare-strained ./build/bin/gbasim compare --spec examples/compare.json \
+  step compare-strained ./build/bin/gbasim compare --spec examples/compare.json --set stragglers.seed=1 \
     --with results/tune-demo/tuned.json --out results/compare-strained --jobs "$jobs"
   step cluster-model /usr/bin/python3 scripts/step_split.py --jobs "$jobs"
   if [ -f ../shared/traces/alibaba-pai-minibatch/job_1_norm.csv ]; then

@@ -205,3 +205,24 @@ TEST(WorkloadSpec, StragglerKeysInStepsScaleWithTheWorkloadsStep) {
 
 }  // namespace
 }  // namespace gbasim
+
+namespace gbasim {
+namespace {
+
+// The straggler realisation follows the spec's seed unless stragglers.seed is given: two seeds
+// slow different workers, and a given stragglers.seed holds one realisation across seeds.
+TEST(StragglerSeed, FollowsTheSpecsSeedUnlessGiven) {
+  auto slow = [](const nlohmann::json& doc) {
+    const ExperimentSpec s = parse_spec(doc, "spec.json");
+    return persistent_slowdowns(s.stragglers, 64);
+  };
+  const nlohmann::json quarter = {{"persistent_fraction", 0.25}, {"persistent_slowdown", 4}};
+  EXPECT_NE(slow({{"seed", 1u}, {"stragglers", quarter}}), slow({{"seed", 2u}, {"stragglers", quarter}}));
+  nlohmann::json pinned = quarter;
+  pinned["seed"] = 1u;
+  EXPECT_EQ(slow({{"seed", 2u}, {"stragglers", pinned}}), slow({{"seed", 1u}, {"stragglers", quarter}}));
+  EXPECT_EQ(parse_spec({{"seed", 7u}}, "spec.json").stragglers.seed, 7u);
+}
+
+}  // namespace
+}  // namespace gbasim

@@ -66,6 +66,8 @@ struct StragglerConfig {
   double trace_min_speed = 0.05;
   double trace_net_share = 1.0;
   double trace_min_bandwidth = 0.05;
+  // The realisation's seed: which workers are slow, the noise, the episodes, the failures. A
+  // spec's stragglers.seed, absent or 0, is the spec's own seed (resolved when it is read).
   uint64_t seed = 1;
 };
 
