@@ -12,6 +12,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from outputs import write_text  # noqa: E402
 from stats import mean_interval, text  # noqa: E402
 
 
@@ -168,11 +169,8 @@ def main():
                                        "final_auc_gap_high": gap.high if gap.n > 1 else None})
     table = "\n".join(lines) + "\n"
     print(table, end="")
-    for name, content in (("table.md", table), ("summary.json", json.dumps(doc, indent=2) + "\n")):
-        path = os.path.join(dir_, name)
-        with open(path + ".tmp", "w") as f:
-            f.write(content)
-        os.replace(path + ".tmp", path)
+    write_text(os.path.join(dir_, "table.md"), table)
+    write_text(os.path.join(dir_, "summary.json"), json.dumps(doc, indent=2) + "\n")
 
 
 if __name__ == "__main__":

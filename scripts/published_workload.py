@@ -15,6 +15,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from outputs import write_text  # noqa: E402
+
 FOLDER = "results/published-workload"
 TOLERANCE = 0.25
 STEPS = 20  # global steps a run
@@ -116,13 +119,8 @@ def main():
     header = (f"Fitted GPU speed on the model: {speed:.4g} flop/s "
               f"({100 * speed / PEAK_H100:.1f}% of the H100's dense FP16 peak).\n\n")
     print(header + table, end="")
-    os.makedirs(FOLDER, exist_ok=True)
-    for path, text in (("table.md", header + table),
-                       ("comparison.json", json.dumps(doc, indent=2) + "\n")):
-        full = os.path.join(FOLDER, path)
-        with open(full + ".tmp", "w") as f:
-            f.write(text)
-        os.replace(full + ".tmp", full)
+    write_text(os.path.join(FOLDER, "table.md"), header + table)
+    write_text(os.path.join(FOLDER, "comparison.json"), json.dumps(doc, indent=2) + "\n")
 
 
 if __name__ == "__main__":
