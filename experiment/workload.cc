@@ -166,7 +166,7 @@ WorkloadSpec wide_deep_outbrain() {
   w.dense_extra_params = 14;
   w.local_batch = 16384;  // the global batch of 131,072 on 8 GPUs
   w.optimizer_state = 1;
-  w.placement = TablePlacement::kReplicated;
+  w.placement = TablePlacement::kCluster;  // the README does not say: the cluster's exchange
   return w;
 }
 
