@@ -140,6 +140,21 @@ TEST(Workload, DlrmDcnv2PresetHasTheReferencesSizes) {
                       256 + 256 * 1 + 1;
   EXPECT_EQ(w.dense_params(), bottom + cross + top);
   for (const std::string& name : workload_presets()) EXPECT_NO_THROW(workload_preset(name));
+
+  // One sample a step on 4 shards, by hand: sync sends its 214 ids (8 bytes each) to the tables'
+  // owners and gets 26 pooled vectors of 128 values back; a server-mode pull carries a quarter of
+  // the dense part and of the rows' values. One sample's rows: each table's first id is one row,
+  // and its companions spread uniformly over the table (expected_distinct_bags).
+  const StepBytes one = step_bytes(w, 1, TablePlacement::kWorkers, 4);
+  EXPECT_DOUBLE_EQ(one.exchange_ids, 214.0 * 8);
+  EXPECT_DOUBLE_EQ(one.exchange_vectors, 26.0 * 128 * 4);
+  EXPECT_DOUBLE_EQ(one.allreduce, 4.0 * static_cast<double>(bottom + cross + top));
+  double rows = 0.0;
+  for (const WorkloadTable& t : w.spec().tables)
+    rows += expected_distinct_bags(t.rows, t.skew, 1.0, t.ids_per_sample);
+  EXPECT_NEAR(rows, 214.0, 2.0);  // few companions collide but in the tables of 3 to 63 rows
+  EXPECT_NEAR(one.pull_per_shard,
+              (4.0 * static_cast<double>(bottom + cross + top) + 4.0 * 128 * rows) / 4, 1e-6);
 }
 
 ExperimentSpec parse(const nlohmann::json& doc) { return parse_spec(doc, "spec.json"); }
