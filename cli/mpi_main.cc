@@ -120,6 +120,9 @@ int main(int argc, char** argv) {
     if (rank == 0 && !left.empty() && !options.quiet)
       std::cerr << "gbasim-mpi: note: real ranks do not inject:" << left
                 << " the run goes on without them\n";
+    if (rank == 0 && spec.workload && !options.quiet)
+      std::cerr << "gbasim-mpi: note: real ranks compute and send the proxy model's own batch; "
+                   "the workload is timed by the simulator only\n";
     job = std::make_unique<gbasim::MpiJob>(spec, options);
     return 0;
       },
