@@ -20,7 +20,7 @@ dir=results/industrial-scale
   || echo "industrial_scale.sh: ../shared/traces/alibaba-pai-minibatch is missing: the pai sweeps' points will fail" >&2
 export GBASIM_DATA_CACHE=${GBASIM_DATA_CACHE:-$PWD/out/data-cache}
 start=$(date +%s)
-for sweep in severity-256 pai-256 cpu-pool severity-1024 pai-1024 auc-256 auc-256-wide-deep; do
+for sweep in severity-256 pai-256 cpu-pool severity-1024 pai-1024 auc-256 auc-256-wide-deep auc-256-pai; do
   out=$dir/runs/$sweep
   [ $fresh -eq 0 ] || rm -rf "$out"
   began=$(date +%s)
