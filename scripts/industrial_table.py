@@ -45,6 +45,36 @@ def fmt_ms(values):
     return text(i, 1) if i.n else "-"
 
 
+def time_to_auc(lines, doc, preset, label, runs):
+    """Rows of sync and GBA's time to the target and final AUC over `runs` (one condition),
+    with GBA's paired speed-up and final-AUC gap."""
+    got = {mode: {int(r["seed"]): r for r in runs if r["training.mode"] == mode}
+           for mode in ("sync", "gba")}
+    seeds = sorted(set(got["sync"]) & set(got["gba"]))
+    reached = [s for s in seeds if got["sync"][s]["time_to_auc_s"] and
+               got["gba"][s]["time_to_auc_s"]]
+    ratio = mean_interval([float(got["sync"][s]["time_to_auc_s"]) /
+                           float(got["gba"][s]["time_to_auc_s"]) for s in reached])
+    gap = mean_interval([float(got["gba"][s]["final_auc"]) - float(got["sync"][s]["final_auc"])
+                         for s in seeds])
+    for mode in ("sync", "gba"):
+        rows = got[mode]
+        times = [float(r["time_to_auc_s"]) for r in rows.values() if r["time_to_auc_s"]]
+        finals = [float(r["final_auc"]) for r in rows.values()]
+        lines.append(
+            f"| {label} | {mode} | {len(times)}/{len(rows)} | "
+            f"{text(mean_interval(times), 1) if times else '-'} | "
+            f"{text(mean_interval(finals), 4) if finals else '-'} | "
+            f"{(text(ratio, 3) if ratio.n else '-') if mode == 'gba' else ''} | "
+            f"{(text(gap, 4) if gap.n else '-') if mode == 'gba' else ''} |")
+    doc["time_to_auc"].append({"preset": preset, "stragglers": label, "seeds": len(seeds),
+                               "both_reached": len(reached),
+                               "speedup": ratio.mean if ratio.n else None,
+                               "final_auc_gap": gap.mean if gap.n else None,
+                               "final_auc_gap_low": gap.low if gap.n > 1 else None,
+                               "final_auc_gap_high": gap.high if gap.n > 1 else None})
+
+
 def main():
     dir_ = sys.argv[1] if len(sys.argv) > 1 else "results/industrial-scale"
     presets = ["dlrm-dcnv2", "wide-deep-outbrain"]
@@ -130,45 +160,24 @@ def main():
         lines.append(f"| {preset} | " + ", ".join(f"{x:g}x: {y:.3f}" for x, y in points) +
                      f" | {where} |")
     doc["time_to_auc"] = []
+    pai_auc = read(dir_, "auc-256-pai")
     for sweep, preset in (("auc-256", "dlrm-dcnv2"), ("auc-256-wide-deep", "wide-deep-outbrain")):
         auc = read(dir_, sweep)
-        if not auc:
+        conditions = [("healthy", [r for r in auc if r["stragglers.persistent_slowdown"] == "1"]),
+                      ("a quarter 4x slower",
+                       [r for r in auc if r["stragglers.persistent_slowdown"] == "4"]),
+                      ("PAI job_1 replayed",
+                       [r for r in pai_auc if r["workload.preset"] == preset])]
+        if not any(rows for _, rows in conditions):
             continue
         lines += ["", "## Time to AUC 0.75 with the proxy learning (256 workers, 16 shards, "
                   f"{preset})", "",
                   "| stragglers | mode | reached | time-to-AUC (s) | final AUC | "
                   "GBA speed-up over sync to the target | final AUC, GBA - sync |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
-        for slow in ("1", "4"):
-            label = "healthy" if slow == "1" else "a quarter 4x slower"
-            got = {}
-            for mode in ("sync", "gba"):
-                rows = [r for r in auc if r["training.mode"] == mode and
-                        r["stragglers.persistent_slowdown"] == slow]
-                got[mode] = {int(r["seed"]): r for r in rows}
-            seeds = sorted(set(got["sync"]) & set(got["gba"]))
-            reached = [s for s in seeds if got["sync"][s]["time_to_auc_s"] and
-                       got["gba"][s]["time_to_auc_s"]]
-            ratio = mean_interval([float(got["sync"][s]["time_to_auc_s"]) /
-                                   float(got["gba"][s]["time_to_auc_s"]) for s in reached])
-            gap = mean_interval([float(got["gba"][s]["final_auc"]) -
-                                 float(got["sync"][s]["final_auc"]) for s in seeds])
-            for mode in ("sync", "gba"):
-                rows = got[mode]
-                times = [float(r["time_to_auc_s"]) for r in rows.values() if r["time_to_auc_s"]]
-                finals = [float(r["final_auc"]) for r in rows.values()]
-                lines.append(
-                    f"| {label} | {mode} | {len(times)}/{len(rows)} | "
-                    f"{text(mean_interval(times), 1) if times else '-'} | "
-                    f"{text(mean_interval(finals), 4)} | "
-                    f"{(text(ratio, 3) if ratio.n else '-') if mode == 'gba' else ''} | "
-                    f"{(text(gap, 4) if gap.n else '-') if mode == 'gba' else ''} |")
-            doc["time_to_auc"].append({"preset": preset, "stragglers": label, "seeds": len(seeds),
-                                       "both_reached": len(reached),
-                                       "speedup": ratio.mean if ratio.n else None,
-                                       "final_auc_gap": gap.mean if gap.n else None,
-                                       "final_auc_gap_low": gap.low if gap.n > 1 else None,
-                                       "final_auc_gap_high": gap.high if gap.n > 1 else None})
+        for label, runs in conditions:
+            if runs:
+                time_to_auc(lines, doc, preset, label, runs)
     table = "\n".join(lines) + "\n"
     print(table, end="")
     write_text(os.path.join(dir_, "table.md"), table)
