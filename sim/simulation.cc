@@ -204,7 +204,7 @@ nlohmann::ordered_json Simulation::result() const {
   const double end = training_.now();
   DriverSummary driver{"simulated", end};
   driver.after_counts = {
-      {"flops_per_sample", training_.sizes().batch_flops(1)}};
+      {"flops_per_sample", training_.sizes().flops_per_sample()}};
   const RuleInForce& rule = training_.rule();
   nlohmann::ordered_json doc =
       training_.record().result(driver, rule.global_step(), training_.applied_samples(),

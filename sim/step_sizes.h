@@ -29,6 +29,8 @@ class StepSizes {
   // Flops of a local batch of `proxy_batch` proxy samples (with a workload: the workload's
   // batch it stands for).
   double batch_flops(int64_t proxy_batch) const;
+  // Flops of a sample the run times: the workload's, or the proxy's x cost.flops_scale.
+  double flops_per_sample() const { return workload_ ? workload_->flops_per_sample() : proxy_flops_; }
   // The rows of a gradient, by owner: the proxy's own rows hashed to owners, or the
   // workload's expected distinct rows for the samples the gradient stands for, split evenly.
   RowsByOwner rows(const Gradient& g, int owners) const;
