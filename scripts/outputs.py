@@ -13,3 +13,22 @@ def write_text(path, text):
     with open(path + ".tmp", "w") as f:
         f.write(text)
     os.replace(path + ".tmp", path)
+
+
+def run_json(command, sets, who):
+    """Runs a gbasim `command` with "--set" for each of `sets` and "--out" a temporary file;
+    returns that file's JSON. A failed command ends the script with its error, `who` first."""
+    import json
+    import subprocess
+    import sys
+    import tempfile
+    with tempfile.TemporaryDirectory() as work:
+        out = os.path.join(work, "out.json")
+        full = list(command) + ["--out", out]
+        for s in sets:
+            full += ["--set", s]
+        done = subprocess.run(full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if done.returncode != 0:
+            sys.exit(f"{who}: {' '.join(full)}: {done.stderr.strip()}")
+        with open(out) as f:
+            return json.load(f)

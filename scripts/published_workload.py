@@ -11,12 +11,11 @@ at the same share of its peak, are then predictions.
 Usage: scripts/published_workload.py [GBASIM]   (default build/bin/gbasim)"""
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from outputs import write_text  # noqa: E402
+from outputs import run_json, write_text  # noqa: E402
 
 FOLDER = "results/published-workload"
 TOLERANCE = 0.25
@@ -61,15 +60,8 @@ def run(gbasim, work, nodes, global_batch, speed, extra=()):
                      f"workload.local_batch={global_batch // workers}",
                      f"cluster.worker_speed={speed!r}",
                      f"budget.max_samples={workers * 16 * STEPS}"] + list(extra)
-    out = os.path.join(work, "run.json")
-    command = [gbasim, "run", "--spec", spec_file(work), "--out", out]
-    for s in sets:
-        command += ["--set", s]
-    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if done.returncode != 0:
-        sys.exit(f"published_workload.py: {' '.join(command)}: {done.stderr.strip()}")
-    with open(out) as f:
-        result = json.load(f)
+    result = run_json([gbasim, "run", "--spec", spec_file(work), "-q"], sets,
+                      "published_workload.py")
     steps = result["summary"]["global_steps"]
     time = result["summary"]["simulated_time"]
     compute = result["workers"][0]["nominal_step_s"]
