@@ -82,23 +82,9 @@ int run_workload(int argc, char** argv) {
     workload_preset(preset);  // an unknown name is an error of the option
     overrides.insert(overrides.begin(), "workload.preset=" + nlohmann::json(preset).dump());
   }
-  ExperimentSpec spec;
-  if (spec_path.empty()) {
-    nlohmann::json doc = nlohmann::json::object();
-    for (const std::string& o : overrides) {
-      const size_t eq = o.find('=');
-      if (eq == std::string::npos) throw po::error("--set '" + o + "': expected KEY=VALUE");
-      nlohmann::json* node = &doc;
-      std::string path = o.substr(0, eq);
-      for (size_t dot; (dot = path.find('.')) != std::string::npos; path = path.substr(dot + 1))
-        node = &(*node)[path.substr(0, dot)];
-      const nlohmann::json value = nlohmann::json::parse(o.substr(eq + 1), nullptr, false);
-      (*node)[path] = value.is_discarded() ? nlohmann::json(o.substr(eq + 1)) : value;
-    }
-    spec = parse_spec(doc, "(the default spec)");
-  } else {
-    spec = load_spec(spec_path, overrides);
-  }
+  const ExperimentSpec spec = spec_path.empty()
+                                  ? spec_from_overrides(overrides, "(the default spec)")
+                                  : load_spec(spec_path, overrides);
   if (!spec.workload)
     throw po::error("give --preset NAME, or a --spec with a workload section (docs/workload.md)");
 

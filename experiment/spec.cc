@@ -1021,6 +1021,13 @@ ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>
   return spec;
 }
 
+ExperimentSpec spec_from_overrides(const std::vector<std::string>& overrides,
+                                   const std::string& source) {
+  Json doc = Json::object();
+  for (const auto& o : overrides) apply_override(doc, o);
+  return parse_spec(doc, source);
+}
+
 std::vector<std::string> fragment_overrides(const std::string& path) {
   const Json doc = read_json(path);
   if (!doc.is_object() || doc.empty())

@@ -275,6 +275,10 @@ std::string timed_workload_line(const ExperimentSpec& spec);
 
 // Reads `doc` over the defaults; `source` (a file name) prefixes every error.
 ExperimentSpec parse_spec(const nlohmann::json& doc, const std::string& source);
+// The default spec with "key.path=value" overrides applied (as load_spec's, without a file);
+// `source` names it in errors.
+ExperimentSpec spec_from_overrides(const std::vector<std::string>& overrides,
+                                   const std::string& source);
 // Reads a spec file, after applying "key.path=value" overrides to its JSON (a value that
 // parses as JSON is taken as such, anything else as a string).
 ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>& overrides);

@@ -8,11 +8,11 @@ agree within 15%.
 
 Usage: scripts/published_collectives.py [GBASIM]   (default build/bin/gbasim)"""
 import csv
-import json
 import os
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from outputs import run_json, write_text  # noqa: E402
 
 FOLDER = "results/published-collectives"
 TOLERANCE = 0.15
@@ -41,17 +41,9 @@ VARIANTS = [("hierarchical", "LV08"), ("hierarchical", "CM02"), ("ring", "LV08")
 
 
 def simulate(gbasim, sets, sizes):
-    with tempfile.TemporaryDirectory() as work:
-        out = os.path.join(work, "c.json")
-        command = [gbasim, "collective", "--spec", "examples/demo.json", "--out", out,
-                   "--sizes", ",".join(str(s) for s in sizes)]
-        for s in sets:
-            command += ["--set", s]
-        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if done.returncode != 0:
-            sys.exit(f"published_collectives.py: {' '.join(command)}: {done.stderr.strip()}")
-        with open(out) as f:
-            return [t["busbw_gb_s"] for t in json.load(f)["timings"]]
+    command = [gbasim, "collective", "--spec", "examples/demo.json",
+               "--sizes", ",".join(str(s) for s in sizes)]
+    return [t["busbw_gb_s"] for t in run_json(command, sets, "published_collectives.py")["timings"]]
 
 
 def main():
@@ -76,10 +68,7 @@ def main():
                          " | ".join(f"{x:.2f}" for x in values) +
                          f" | {', '.join(close) if close else 'no'} |")
     table = "\n".join(lines) + "\n"
-    tmp = os.path.join(FOLDER, "table.md.tmp")
-    with open(tmp, "w") as f:
-        f.write(table)
-    os.replace(tmp, os.path.join(FOLDER, "table.md"))
+    write_text(os.path.join(FOLDER, "table.md"), table)
     print(table)
 
 

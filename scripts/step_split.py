@@ -15,10 +15,9 @@ import argparse
 import concurrent.futures
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
+from outputs import run_json, write_text
 from stats import mean_interval, text
 
 MODES = ["sync", "async", "gba", "ssp", "backup"]
@@ -40,16 +39,8 @@ PARTS = ["simulated_time_s", "step_s", "compute_s", "comm_s", "wait_s", "other_s
 
 
 def run(gbasim, sets):
-    with tempfile.TemporaryDirectory() as work:
-        out = os.path.join(work, "r.json")
-        command = [gbasim, "run", "--spec", "examples/demo.json", "-q", "--out", out]
-        for s in QUIET + sets:
-            command += ["--set", s]
-        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if done.returncode != 0:
-            sys.exit(f"step_split.py: {' '.join(command)} failed: {done.stderr.strip()}")
-        with open(out) as f:
-            return json.load(f)
+    return run_json([gbasim, "run", "--spec", "examples/demo.json", "-q"], QUIET + sets,
+                    "step_split.py")
 
 
 def split(result):
@@ -112,11 +103,8 @@ def main():
              "| cluster | mode | simulated time (s) | global steps | worker step (ms) | compute (ms) "
              "| communication (ms) | waiting (ms) | other (ms) |\n"
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n" + "\n".join(rows) + "\n")
-    for path, text in [("table.md", table), ("split.json", json.dumps(doc, indent=1) + "\n")]:
-        tmp = os.path.join(args.folder, path + ".tmp")
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, os.path.join(args.folder, path))
+    write_text(os.path.join(args.folder, "table.md"), table)
+    write_text(os.path.join(args.folder, "split.json"), json.dumps(doc, indent=1) + "\n")
     print(table)
 
 
