@@ -10,9 +10,24 @@ namespace gbasim {
 // (which a stream would open, and then fail to read).
 std::ifstream open_input(const std::string& path, const std::string& what = "file");
 
+// A file's whole text, or "" when it cannot be read (for files gbasim wrote and redoes when
+// they are missing or bad).
+std::string read_text_or_empty(const std::string& path);
+
 // Writes `text` (any bytes) to a temporary file beside `path`, synced to disk, then renames it
 // into place, creating missing parent folders. Throws InputError on failure (a full disk, a
 // read-only folder), saying that any earlier file at `path` is untouched, as it is.
+// A symbolic link is followed: the file it points to is replaced, the link kept. A character
+// device (/dev/null, /dev/stdout on a terminal) or a pipe is written in place, never replaced;
+// a pipe that nobody reads, a folder, a block device or a socket is refused.
 void write_text_atomically(const std::string& path, const std::string& text);
+
+// Checks, before any work, that write_text_atomically(path) can succeed as far as can be told
+// without writing: not a folder or a device it would refuse, and the nearest existing folder
+// on its way takes new files. `what` names the output in the error ("result", "fragment").
+void check_output_file(const std::string& path, const std::string& what);
+
+// The same for an output folder: a folder, or one that can be made.
+void check_output_folder(const std::string& path, const std::string& what);
 
 }  // namespace gbasim

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "base/files.h"
 #include "cli/commands.h"
 #include "experiment/result.h"
 #include "hw/calibration.h"
@@ -73,6 +74,8 @@ int run_calibrate(const std::vector<std::string>& args) {
     if (!(t > 0.0)) throw po::error("--real-async-s: run times must be positive");
   if (report_path.empty())
     report_path = fs::path(out_path).replace_extension(".report.json").string();
+  check_output_file(out_path, "platform");
+  check_output_file(report_path, "report");
   const fs::path bin = fs::read_symlink("/proc/self/exe").parent_path();  // gbasim-mpi is beside us
   const CalibrationRequest request{spec_path,
                                    overrides,

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/files.h"
 #include "cli/commands.h"
 #include "cli/engine_args.h"
 #include "experiment/result.h"
@@ -78,6 +79,7 @@ int run_collective(int argc, char** argv) {
   po::variables_map vm;
   if (!parse_options(started.args, desc, vm)) return 0;
   if (spec_path.empty()) throw po::error("--spec FILE is required");
+  if (!out_path.empty()) check_output_file(out_path, "JSON");
   CollectiveOp op;
   try {
     op = parse_collective(op_name);

@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/sweep.h"
 #include "cli/tune.h"
+#include "experiment/json_file.h"
 #include "experiment/result.h"
 
 extern char** environ;
@@ -95,8 +96,7 @@ ModeRuns read_mode(const std::string& mode, const std::vector<SweepPoint>& point
     const fs::path file = out / "points" / (p.name + ".json");
     nlohmann::json doc;
     if (fs::exists(file)) {
-      std::ifstream in(file);
-      doc = nlohmann::json::parse(in, nullptr, false);
+      doc = parse_json_or_discarded(read_text_or_empty(file.string()));
     }
     const std::string seed = "seed " + std::to_string(*p.seed);
     if (doc.is_discarded() || !doc.contains("summary")) {
@@ -390,6 +390,7 @@ int run_compare(const std::vector<std::string>& args) {
     }
   load_spec(o.spec, o.overrides);  // checked before anything runs
   if (o.out.empty()) o.out = "out/compare-" + fs::path(o.spec).stem().string();
+  check_output_folder(o.out, "output folder");
   return compare(o);
 }
 

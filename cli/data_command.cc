@@ -2,6 +2,7 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 
+#include "base/files.h"
 #include "cli/commands.h"
 #include "cli/data_options.h"
 #include "experiment/result.h"
@@ -20,6 +21,7 @@ int run_data(const std::vector<std::string>& args) {
   add_data_options(desc, data_options);
   po::variables_map vm;
   if (!parse_options(args, desc, vm)) return 0;
+  if (!out_path.empty()) check_output_file(out_path, "description");
 
   const LoadedData data = load_data(data_options);
   nlohmann::ordered_json doc;

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "base/error.h"
+#include "base/files.h"
 #include "cli/commands.h"
 #include "cli/entry_point.h"
 #include "experiment/result.h"
@@ -92,6 +93,7 @@ int main(int argc, char** argv) {
     if (vm["pingpong"].as<bool>()) {
       if (size < 2) throw po::error("--pingpong needs 2 ranks");
       if (out_path.empty()) throw po::error("--pingpong needs --out FILE");
+      if (rank == 0) gbasim::check_output_file(out_path, "measurement");
       pingpong = true;
       return 0;
     }
@@ -116,6 +118,7 @@ int main(int argc, char** argv) {
                                "), not " + std::to_string(size));
     }
     if (out_path.empty()) out_path = "out/mpi-" + gbasim::mode_name(spec.training.mode) + ".json";
+    if (rank == 0) gbasim::check_output_file(out_path, "result");
     const std::string left = gbasim::RankSlowdown::not_injected(spec);
     if (rank == 0 && !left.empty() && !options.quiet)
       std::cerr << "gbasim-mpi: note: real ranks do not inject:" << left

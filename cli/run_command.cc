@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "base/error.h"
+#include "base/files.h"
 #include "cli/commands.h"
 #include "cli/engine_args.h"
 #include "experiment/result.h"
@@ -52,6 +53,7 @@ int run_run(int argc, char** argv) {
 
   const ExperimentSpec spec = load_spec(spec_path, with_fragments(fragments, overrides));
   if (out_path.empty()) out_path = "out/run-" + mode_name(spec.training.mode) + ".json";
+  check_output_file(out_path, "result");
   const std::string mode = mode_name(spec.training.mode);
   const auto start = std::chrono::steady_clock::now();
   auto wall = [&] {

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "experiment/json_file.h"
 
 namespace gbasim {
 namespace {
@@ -28,15 +29,16 @@ std::string value_text(const nlohmann::json& v) {
 // ("true", "12") goes bare only when it reads as a string.
 std::string set_text(const nlohmann::json& v) {
   if (!v.is_string()) return v.dump();
-  const nlohmann::json back = nlohmann::json::parse(v.get<std::string>(), nullptr, false);
+  const std::string text = v.get<std::string>();
+  if (json_depth(text) > kJsonDepthLimit) return text;  // the spec reader refuses it, named
+  const nlohmann::json back = nlohmann::json::parse(text, nullptr, false);
   return back.is_discarded() || back.is_string() ? v.get<std::string>() : v.dump();
 }
 
 }  // namespace
 
 SweepSpec load_sweep(const std::string& path) {
-  std::ifstream in = open_input(path, "sweep file");
-  Json doc = Json::parse(in, nullptr, false);
+  Json doc = Json::parse(read_json_text(path, "sweep file"), nullptr, false);
   if (doc.is_discarded()) throw InputError(path + ": not valid JSON");
   if (!doc.is_object()) throw InputError(path + ": the sweep must be a JSON object");
   SweepSpec sweep;

@@ -19,9 +19,10 @@
 #include <thread>
 
 #include "base/error.h"
-#include "cli/commands.h"
 #include "base/files.h"
+#include "cli/commands.h"
 #include "cli/sweep.h"
+#include "experiment/json_file.h"
 
 extern char** environ;
 
@@ -33,11 +34,6 @@ namespace po = boost::program_options;
 
 volatile sig_atomic_t interrupted = 0;
 void on_signal(int) { interrupted = 1; }
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 // The last non-empty line of a run's log: gbasim's error message when it failed.
 std::string last_line(const fs::path& log) {
@@ -149,7 +145,7 @@ void Sweep::unlock(size_t i) {
 bool Sweep::finished(size_t i) {
   const fs::path json = file(i, ".json");
   if (!fs::exists(json)) return false;
-  const nlohmann::json doc = nlohmann::json::parse(read_text(json), nullptr, false);
+  const nlohmann::json doc = parse_json_or_discarded(read_text_or_empty(json.string()));
   if (doc.is_discarded() || !doc.contains("summary") || !doc.contains("spec")) return false;
   if (doc["spec"] != nlohmann::json::parse(spec_to_json(points_[i].spec).dump())) {
     std::cerr << "gbasim sweep: " << points_[i].name
@@ -158,7 +154,7 @@ bool Sweep::finished(size_t i) {
   }
   state_[i].status = "done";
   state_[i].summary = {{"summary", doc["summary"]}};
-  const nlohmann::json wall = nlohmann::json::parse(read_text(file(i, ".wall")), nullptr, false);
+  const nlohmann::json wall = parse_json_or_discarded(read_text_or_empty(file(i, ".wall").string()));
   if (!wall.is_discarded() && wall.is_number()) state_[i].wall_s = wall.get<double>();
   return true;
 }
@@ -443,8 +439,7 @@ int Sweep::run_task(const std::string& task_file) {
   const char* id_text = std::getenv("SLURM_ARRAY_TASK_ID");
   if (id_text == nullptr)
     throw InputError("--slurm-task: SLURM_ARRAY_TASK_ID is not set (this runs inside a Slurm array task)");
-  std::ifstream in = open_input(task_file, "task file");
-  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  const nlohmann::json doc = parse_json_or_discarded(read_json_text(task_file, "task file"));
   const std::string task_id = id_text;
   if (doc.is_discarded() || !doc.contains("tasks") || !doc["tasks"].is_array())
     throw InputError(task_file + ": not a task file of gbasim sweep");
@@ -623,6 +618,7 @@ int run_sweep(const std::vector<std::string>& args) {
     return 0;
   }
   const fs::path out = out_dir.empty() ? fs::path(spec_path).parent_path() : fs::path(out_dir);
+  check_output_folder(out.empty() ? "." : out.string(), "sweep's output folder");
   SweepLaunch launch;
   launch.jobs = jobs;
   launch.wait = wait;

@@ -146,6 +146,7 @@ int run_trace_stats(const std::vector<std::string>& args) {
   }
   po::notify(vm);
   if (path.empty()) throw po::error("a trace FILE is required");
+  if (!json_path.empty()) check_output_file(json_path, "JSON");
   if (format == "auto") {
     format = detect_format(path);
     if (format.empty()) {

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "base/error.h"
+#include "base/files.h"
 #include "models/trainer.h"
 #include "cli/commands.h"
 #include "cli/data_options.h"
@@ -74,6 +75,7 @@ int run_train(const std::vector<std::string>& args) {
           "--lr must be a positive number");
   require(opt.l2 >= 0.0 && std::isfinite(opt.l2), "--l2 must not be negative");
   if (out_path.empty()) out_path = "out/train-" + model_name_text + ".json";
+  check_output_file(out_path, "result");
 
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {

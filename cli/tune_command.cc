@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/sweep.h"
 #include "cli/tune.h"
+#include "experiment/json_file.h"
 #include "experiment/result.h"
 
 namespace gbasim {
@@ -93,8 +94,7 @@ bool Tuner::evaluate(const std::vector<double>& wanted, const std::string& stage
     const fs::path file = fs::path(o_.out) / "points" / (p.name + ".json");
     nlohmann::json summary;
     if (fs::exists(file)) {
-      std::ifstream in(file);
-      const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+      const nlohmann::json doc = parse_json_or_discarded(read_text_or_empty(file.string()));
       if (!doc.is_discarded() && doc.contains("summary")) summary = doc["summary"];
     }
     const std::string seed = "seed " + std::to_string(*p.seed);
@@ -282,6 +282,8 @@ int run_tune(const std::vector<std::string>& args) {
   load_spec(o.spec, probe);
   if (o.out.empty()) o.out = "out/tune-" + fs::path(o.spec).stem().string();
   if (o.fragment.empty()) o.fragment = (fs::path(o.out) / "tuned.json").string();
+  check_output_folder(o.out, "work folder");
+  check_output_file(o.fragment, "fragment");
   return tune_sync(o) ? 0 : 130;
 }
 

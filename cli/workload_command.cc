@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "base/files.h"
 #include "cli/commands.h"
 #include "cli/engine_args.h"
 #include "experiment/result.h"
@@ -73,6 +74,7 @@ int run_workload(int argc, char** argv) {
       "out", po::value(&out_path)->value_name("FILE"), "also write the numbers as JSON");
   po::variables_map vm;
   if (!parse_options(started.args, desc, vm)) return 0;
+  if (!out_path.empty()) check_output_file(out_path, "JSON");
   if (list) {
     for (const std::string& name : workload_presets())
       std::printf("%-20s %s\n", name.c_str(), workload_preset(name).source.c_str());

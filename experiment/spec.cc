@@ -14,6 +14,7 @@
 #include "base/files.h"
 #include "base/system.h"
 #include "base/text.h"
+#include "experiment/json_file.h"
 #include "traces/usage_trace.h"
 
 namespace gbasim {
@@ -856,6 +857,7 @@ void apply_override(Json& doc, const std::string& assignment) {
       throw InputError("--set '" + assignment + "': '" + path[i] + "' is not an object");
     node = &next;
   }
+  check_json_depth(text, "--set '" + key + "'");
   Json value = Json::parse(text, nullptr, false);
   (*node)[path.back()] = value.is_discarded() ? Json(text) : value;
 }
@@ -944,9 +946,9 @@ ExperimentSpec parse_spec(const Json& doc, const std::string& source) {
 namespace {
 
 Json read_json(const std::string& path) {
-  std::ifstream in = open_input(path, "spec or platform file");
+  const std::string text = read_json_text(path, "spec or platform file");
   try {
-    return Json::parse(in);
+    return Json::parse(text);
   } catch (const Json::exception& e) {  // a syntax error, or a number that overflows a double
     throw InputError(path + ": not valid JSON (" + e.what() + ")");
   }

@@ -1,0 +1,31 @@
+// JSON documents as gbasim reads them: every one checked for depth before it is parsed.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace gbasim {
+
+// The deepest nesting of arrays and objects any JSON that gbasim reads may have. A spec needs
+// 4 levels; the parser is iterative, but printing, comparing and walking a document recurse,
+// so a deeper one would overflow the stack.
+constexpr int kJsonDepthLimit = 64;
+
+// The deepest nesting of arrays and objects in `text`, strings skipped (escapes included), up
+// to kJsonDepthLimit + 1; `line` gets the line where that depth is first reached. A text that
+// is not JSON is left to the parser.
+int json_depth(std::string_view text, long* line = nullptr);
+
+// Throws InputError naming `source` and the line where the nesting passes kJsonDepthLimit.
+void check_json_depth(std::string_view text, const std::string& source);
+
+// `text` parsed, or a discarded value (is_discarded()) when it is not JSON or nests deeper than
+// kJsonDepthLimit: for files gbasim wrote itself (a sweep's points), which it redoes when bad.
+nlohmann::json parse_json_or_discarded(std::string_view text);
+
+// A file's whole text, opened with open_input's errors (naming it `what`) and checked for
+// depth.
+std::string read_json_text(const std::string& path, const std::string& what);
+
+}  // namespace gbasim
