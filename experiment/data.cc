@@ -19,7 +19,9 @@ namespace {
 // The synthetic data cache (GBASIM_DATA_CACHE): a generated data set is a pure function of
 // its configuration and of the program that generated it (the build's rounding included), so
 // it is stored under a key made of both and read back instead of generated again.
-constexpr char kCacheMagic[] = "gbasim synthetic data, format 1\n";
+// Format 2 ends with a checksum of everything after the header (format 1 had none, so a
+// damaged file was used without a word).
+constexpr char kCacheMagic[] = "gbasim synthetic data, format 2\n";
 
 uint64_t fnv1a(const char* data, size_t n, uint64_t hash = 14695981039346656037ull) {
   for (size_t i = 0; i < n; ++i) hash = (hash ^ static_cast<unsigned char>(data[i])) * 1099511628211ull;
@@ -38,20 +40,45 @@ uint64_t program_hash() {
   return hash;
 }
 
+// The checksum of the cache's contents: each piece written (a value, or a whole array) hashed
+// 8 bytes at a time, then folded into the running sum with its length. Reader and writer cut
+// the same pieces, so they compute the same sum.
+uint64_t fold(uint64_t sum, const char* data, size_t n) {
+  uint64_t piece = 14695981039346656037ull;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, data + i, 8);
+    piece = (piece ^ word) * 1099511628211ull;
+  }
+  piece = fnv1a(data + i, n - i, piece);
+  return ((sum ^ piece) * 1099511628211ull) ^ n;
+}
+
+// Writes pieces and keeps their checksum.
+struct Writer {
+  std::ostream& out;
+  uint64_t sum = 0;
+  void write(const char* data, size_t n) {
+    out.write(data, static_cast<std::streamsize>(n));
+    sum = fold(sum, data, n);
+  }
+};
+
 template <class T>
-void put(std::ostream& out, const T& value) {
+void put(Writer& out, const T& value) {
   static_assert(std::is_trivially_copyable_v<T>);
   out.write(reinterpret_cast<const char*>(&value), sizeof(T));
 }
 
 template <class T>
-void put(std::ostream& out, const std::vector<T>& values) {
+void put(Writer& out, const std::vector<T>& values) {
   put(out, static_cast<uint64_t>(values.size()));
-  out.write(reinterpret_cast<const char*>(values.data()),
-            static_cast<std::streamsize>(values.size() * sizeof(T)));
+  out.write(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
 }
 
-// Reads what put() wrote; false once the file runs out or a size is absurd.
+// Reads what put() wrote and sums it as Writer did; false once the file runs out or a size is
+// absurd.
 class Reader {
  public:
   explicit Reader(std::ifstream& in) : in_(in) {
@@ -62,8 +89,12 @@ class Reader {
   bool get(char* data, uint64_t n) {
     if (n > left_ || !in_.read(data, static_cast<std::streamsize>(n))) return false;
     left_ -= n;
+    sum_ = fold(sum_, data, n);
     return true;
   }
+  // The sum of what was read so far; the header's is not counted.
+  uint64_t sum() const { return sum_; }
+  void restart_sum() { sum_ = 0; }
   template <class T>
   bool get(T& value) {
     return get(reinterpret_cast<char*>(&value), sizeof(T));
@@ -80,9 +111,10 @@ class Reader {
  private:
   std::ifstream& in_;
   uint64_t left_ = 0;
+  uint64_t sum_ = 0;
 };
 
-void put_dataset(std::ostream& out, const Dataset& d) {
+void put_dataset(Writer& out, const Dataset& d) {
   put(out, d.num_fields);
   put(out, d.num_dense);
   put(out, d.cardinalities);
@@ -95,18 +127,42 @@ void put_dataset(std::ostream& out, const Dataset& d) {
 bool get_dataset(Reader& in, Dataset& d) {
   return in.get(d.num_fields) && in.get(d.num_dense) && in.get(d.cardinalities) &&
          in.get(d.ids) && in.get(d.dense) && in.get(d.labels) && in.get(d.true_prob) &&
+         d.num_fields >= 0 && d.cardinalities.size() == static_cast<size_t>(d.num_fields) &&
          d.ids.size() == d.labels.size() * static_cast<size_t>(d.num_fields) &&
          d.dense.size() == d.labels.size() * static_cast<size_t>(d.num_dense);
 }
 
-bool read_cached(const std::string& path, const std::string& header, SyntheticData& d) {
+// Whether every id lies within its field's table: a model indexes its tables with them.
+bool ids_in_range(const Dataset& d) {
+  const size_t fields = static_cast<size_t>(d.num_fields);
+  for (size_t i = 0; i < d.ids.size(); ++i) {
+    const auto id = d.ids[i];
+    if (id < 0 || static_cast<int64_t>(id) >= static_cast<int64_t>(d.cardinalities[i % fields]))
+      return false;
+  }
+  return true;
+}
+
+enum class Cached { kMissing, kRead, kDamaged };
+
+// A cache file of another key (another configuration or program) is missing for this one; a
+// file of this key that is cut short, fails its checksum or holds ids outside their tables
+// is damaged.
+Cached read_cached(const std::string& path, const std::string& header, SyntheticData& d) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
+  if (!in) return Cached::kMissing;
   Reader reader(in);
   std::string found(header.size(), '\0');
-  return reader.get(found.data(), found.size()) && found == header &&
-         get_dataset(reader, d.train) && get_dataset(reader, d.test) && reader.get(d.bias) &&
-         reader.get(d.bayes_auc) && reader.at_end();
+  if (!reader.get(found.data(), found.size()) || found != header) return Cached::kMissing;
+  reader.restart_sum();
+  uint64_t stored = 0;
+  const bool whole = get_dataset(reader, d.train) && get_dataset(reader, d.test) &&
+                     reader.get(d.bias) && reader.get(d.bayes_auc);
+  const uint64_t sum = reader.sum();
+  return whole && reader.get(stored) && reader.at_end() && stored == sum &&
+                 ids_in_range(d.train) && ids_in_range(d.test)
+             ? Cached::kRead
+             : Cached::kDamaged;
 }
 
 // Written beside `path` and renamed into place, so that a reader never sees half a file.
@@ -115,10 +171,13 @@ void write_cached(const std::string& path, const std::string& header, const Synt
   {
     std::ofstream out(temporary, std::ios::binary);
     out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    put_dataset(out, d.train);
-    put_dataset(out, d.test);
-    put(out, d.bias);
-    put(out, d.bayes_auc);
+    Writer writer{out};
+    put_dataset(writer, d.train);
+    put_dataset(writer, d.test);
+    put(writer, d.bias);
+    put(writer, d.bayes_auc);
+    const uint64_t sum = writer.sum;
+    out.write(reinterpret_cast<const char*>(&sum), sizeof sum);
     out.close();
     if (out && std::rename(temporary.c_str(), path.c_str()) == 0) return;
   }
@@ -141,7 +200,15 @@ SyntheticData cached_synthetic(const SyntheticConfig& config, const std::string&
   const std::string path = dir + "/" + name;
   const std::string header = kCacheMagic + key;
   SyntheticData d;
-  if (read_cached(path, header, d)) return d;
+  const Cached cached = read_cached(path, header, d);
+  if (cached == Cached::kRead) return d;
+  if (cached == Cached::kDamaged) {
+    std::fprintf(stderr,
+                 "gbasim: warning: the data cache file %s is damaged (cut short, a checksum "
+                 "that does not match, or ids outside their tables); generating the data "
+                 "again and replacing it\n",
+                 path.c_str());
+  }
   d = generate_synthetic(config);
   std::error_code ignored;
   std::filesystem::create_directories(dir, ignored);

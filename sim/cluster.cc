@@ -1,5 +1,11 @@
 #include "sim/cluster.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <regex>
 #include <string>
 
 #include "base/error.h"
@@ -18,6 +24,41 @@ const std::vector<std::vector<std::pair<double, double>>>& speed_changes(const R
 const std::vector<std::vector<std::pair<double, double>>>& bandwidth_changes(
     const ReplayedTrace& t) {
   return t.usage ? t.usage->bandwidth : kNoChanges;
+}
+
+// SimGrid ends the process, with no error it could catch, on a host of no cores, and later on
+// a speed or bandwidth of 0 ("The Impossible Did Happen"). So the numbers of an XML platform
+// are read before SimGrid reads it: cores at least 1, speeds and bandwidths positive (each of
+// a list of power states), latencies not negative. A number's unit ("Gf", "Gbps", "us") is
+// SimGrid's to read; only the number before it is checked here.
+void check_xml_numbers(const std::string& file) {
+  std::ifstream in = open_input(file, "SimGrid platform file");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  static const std::regex attribute(
+      R"re(\b(core|speed|bandwidth|bw|bw_in|bw_out|bb_bw|lat|latency|bb_lat)\s*=\s*"([^"]*)")re");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), attribute);
+       it != std::sregex_iterator(); ++it) {
+    const std::string name = (*it)[1], value = (*it)[2];
+    const long line = 1 + std::count(text.begin(), text.begin() + it->position(), '\n');
+    auto fail = [&](const std::string& what) {
+      throw InputError(file + ": line " + std::to_string(line) + ": " + name + "=\"" + value +
+                       "\" " + what);
+    };
+    size_t start = 0;
+    do {  // a speed may list power states: "1Gf,500Mf"
+      const size_t comma = value.find(',', start);
+      const std::string part = value.substr(start, comma - start);
+      start = comma == std::string::npos ? comma : comma + 1;
+      char* end = nullptr;
+      const double v = std::strtod(part.c_str(), &end);
+      if (end == part.c_str() || !std::isfinite(v)) fail("is not a number SimGrid reads");
+      if (name == "core" && !(v >= 1.0)) fail("must be at least 1 (a host needs a core)");
+      if ((name == "speed" || name.find("bw") != std::string::npos || name == "bandwidth") &&
+          !(v > 0.0))
+        fail("must be positive (SimGrid cannot run on a speed or bandwidth of 0)");
+      if (name.find("lat") != std::string::npos && v < 0.0) fail("must not be negative");
+    } while (start != std::string::npos);
+  }
 }
 
 }  // namespace
@@ -66,31 +107,58 @@ Cluster::Cluster(const ExperimentSpec& spec, const ReplayedTrace& trace)
   else
     build_star();
   const NetworkSolver solver = resolve_network_solver(c.network_solver, n);
-  if (solver == NetworkSolver::kFluid && !c.platform_xml.empty()) check_fluid_platform();
+  if (!c.platform_xml.empty()) check_xml_platform(solver);
   network_ = std::make_unique<Network>(solver, servers_.empty() ? workers_[0].host : servers_[0]);
 }
 
-void Cluster::check_fluid_platform() const {
+void Cluster::check_xml_platform(NetworkSolver solver) const {
   const ClusterSpec& c = spec_.cluster;
   const std::string& file = c.platform_xml_file.empty() ? c.platform_xml : c.platform_xml_file;
   for (const sg4::Link* link : sg4::Engine::get_instance()->get_all_links()) {
+    if (!(link->get_bandwidth() > 0.0))
+      throw InputError(file + ": link '" + link->get_name() + "' has no bandwidth");
     const auto policy = link->get_sharing_policy();
-    if (policy == sg4::Link::SharingPolicy::WIFI || policy == sg4::Link::SharingPolicy::NONLINEAR)
+    if (solver == NetworkSolver::kFluid &&
+        (policy == sg4::Link::SharingPolicy::WIFI || policy == sg4::Link::SharingPolicy::NONLINEAR))
       throw InputError(file, "cluster.network_solver",
                        "\"fluid\" takes shared, split-duplex and fat-pipe links only, and link '" +
                            link->get_name() + "' is not one");
   }
-  // Every worker reaches every server and back (the fluid model finds routes as flows start).
+  // Every role's host computes, and every pair of roles that talk has a route both ways:
+  // SimGrid would end the process at the first message between hosts with none. Workers talk
+  // to every server, and (all-reduce, backup, switching) to one another: all pairs up to 64
+  // workers, beyond that each to its ring neighbours and to worker 0.
+  std::vector<sg4::Host*> hosts;
+  for (const WorkerHost& w : workers_) hosts.push_back(w.host);
+  for (sg4::Host* h : hosts) {
+    if (!(h->get_speed() > 0.0) || h->get_core_count() < 1)
+      throw InputError(file, "cluster.roles", "names host '" + h->get_name() +
+                                                  "', which has no speed or no core");
+  }
   std::vector<sg4::Link*> links;
-  for (const WorkerHost& w : workers_) {
+  auto need_route = [&](sg4::Host* from, sg4::Host* to) {
+    if (from == to) return;
+    double latency = 0.0;
+    links.clear();
+    from->route_to(to, links, &latency);
+    if (links.empty() && latency <= 0.0)
+      throw InputError(file, "cluster.roles", "has no route from host '" + from->get_name() +
+                                                  "' to host '" + to->get_name() + "'");
+  };
+  for (sg4::Host* w : hosts) {
     for (sg4::Host* server : servers_) {
-      for (const auto& [from, to] : {std::pair{w.host, server}, std::pair{server, w.host}}) {
-        double latency = 0.0;
-        links.clear();
-        from->route_to(to, links, &latency);
-        if (links.empty() && latency <= 0.0)
-          throw InputError(file, "cluster.roles", "no route from host '" + from->get_name() +
-                                                      "' to host '" + to->get_name() + "'");
+      need_route(w, server);
+      need_route(server, w);
+    }
+  }
+  const size_t n = hosts.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (n <= 64) {
+      for (size_t j = 0; j < n; ++j) need_route(hosts[i], hosts[j]);
+    } else {
+      for (size_t j : {(i + 1) % n, (i + n - 1) % n, size_t{0}}) {
+        need_route(hosts[i], hosts[j]);
+        need_route(hosts[j], hosts[i]);
       }
     }
   }
@@ -259,7 +327,11 @@ void Cluster::build_topology() {
     zone = sg4::create_fatTree_zone("cluster", nullptr, params, callbacks, bandwidth,
                                     c.nic_latency, sharing);
   } else if (c.topology == Topology::kTorus) {
-    std::vector<unsigned long> dimensions(c.torus_dimensions.begin(), c.torus_dimensions.end());
+    // A dimension of size 1 adds no neighbour; SimGrid names its link after the point alone, so
+    // a second one would declare that link twice. They are left out.
+    std::vector<unsigned long> dimensions;
+    for (int d : c.torus_dimensions)
+      if (d > 1) dimensions.push_back(static_cast<unsigned long>(d));
     if (dimensions.empty()) dimensions = {leaves};
     zone = sg4::create_torus_zone("cluster", nullptr, dimensions, callbacks, bandwidth,
                                   c.nic_latency, sharing);
@@ -279,7 +351,7 @@ void Cluster::build_topology() {
 void Cluster::load_xml() {
   const ClusterSpec& c = spec_.cluster;
   const std::string& file = c.platform_xml_file.empty() ? c.platform_xml : c.platform_xml_file;
-  open_input(file, "SimGrid platform file");  // a clear error for a missing file or a folder
+  check_xml_numbers(file);  // a clear error for a missing file, a folder, or numbers SimGrid dies of
   try {
     sg4::Engine::get_instance()->load_platform(file);
   } catch (const std::exception& e) {

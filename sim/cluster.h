@@ -76,8 +76,10 @@ class Cluster {
   // The topologies of SimGrid's cluster zones: fat-tree, torus, dragonfly.
   void build_topology();
   void load_xml();
-  // The fluid network model takes the XML platform's links and routes (InputError if not).
-  void check_fluid_platform() const;
+  // An XML platform as SimGrid read it, before anything runs: links with bandwidth, role hosts
+  // that compute, routes between roles that talk, and (fluid) links the fluid model takes.
+  // InputError naming the file otherwise.
+  void check_xml_platform(NetworkSolver solver) const;
 
   const ExperimentSpec& spec_;
   const ReplayedTrace& trace_;

@@ -65,6 +65,45 @@ with tempfile.TemporaryDirectory() as work:
     cut, _ = run(work, "cut", cache)
     check(cut == plain and os.path.getsize(stored) == size,
           "a truncated cache file is generated again and rewritten whole")
+    # Damage of the same size behind a valid header: a flipped bit, labels flipped, ids
+    # overwritten. Each is found, reported and generated again.
+    with open(stored, "rb") as f:
+        good = f.read()
+
+    def damaged(name, change):
+        with open(stored, "wb") as f:
+            f.write(change(bytearray(good)))
+        result, err = run(work, name, cache)
+        with open(stored, "rb") as f:
+            rewritten = f.read() == good
+        check(result == plain and "damaged" in err and rewritten,
+              f"{name}: reported, generated again and rewritten: {err.strip()[:160]}")
+
+    def flip_bit(b):
+        b[len(b) * 3 // 4] ^= 0x10
+        return bytes(b)
+
+    def flip_labels(b):
+        # The training labels are floats 0 or 1 in the file's second half: swap each byte
+        # pattern of 1.0f and 0.0f over a stretch, keeping the size.
+        one, zero = bytes.fromhex("0000803f"), bytes(4)
+        middle = len(b) // 2
+        part = bytes(b[middle:middle + 40000]).replace(one, b"\xff\xff\xff\xff")
+        part = part.replace(zero, one).replace(b"\xff\xff\xff\xff", zero)
+        b[middle:middle + 40000] = part
+        return bytes(b)
+
+    def overwrite_ids(b):
+        # Past the header and the sizes, the training ids: a stretch of large ids.
+        start = len(b) // 10
+        b[start:start + 4000] = (0x7fff0000).to_bytes(4, "little") * 1000
+        return bytes(b)
+
+    damaged("bit-flipped", flip_bit)
+    damaged("labels-flipped", flip_labels)
+    damaged("ids-overwritten", overwrite_ids)
+    with open(stored, "wb") as f:
+        f.write(good)
     # Another data set's file under this one's name (its own key inside): not to be read.
     other_file = [f for f in glob.glob(os.path.join(cache, "*.bin")) if f != stored][0]
     with open(other_file, "rb") as f, open(stored, "wb") as g:

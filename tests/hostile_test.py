@@ -15,7 +15,8 @@ A case's keys:
   name      unique, short
   spec      an object merged over BASE and written to spec.json, or a string written as is
   files     {path: text} more files to write; "bytes": {path: hex} for bytes that are not text;
-            "dirs": [path] empty folders
+            "dirs": [path] empty folders; "links": {path: target} symbolic links; "fifos": [path]
+            named pipes (nobody reads them)
   args      the program's arguments (default: run --spec spec.json -q --out out/result.json);
             {repo} and {shared} stand for the repository and ../shared
   program   "gbasim" (default) or "gbasim-mpi" (through scripts/mpirun.sh with "ranks")
@@ -40,6 +41,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -66,15 +68,23 @@ def merged(base, over):
 
 
 def snapshot(root):
-    """Every file and folder under root: path -> digest (None for a folder)."""
+    """Every file and folder under root: path -> digest (None for a folder; a link's target,
+    a pipe's kind, for those, which are never opened)."""
     seen = {}
     for folder, dirs, files in os.walk(root):
         for d in dirs:
             seen[os.path.relpath(os.path.join(folder, d), root)] = None
         for f in files:
             path = os.path.join(folder, f)
-            with open(path, "rb") as handle:
-                seen[os.path.relpath(path, root)] = hashlib.sha256(handle.read()).hexdigest()
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                digest = "link to " + os.readlink(path)
+            elif not stat.S_ISREG(mode):
+                digest = "not a file"
+            else:
+                with open(path, "rb") as handle:
+                    digest = hashlib.sha256(handle.read()).hexdigest()
+            seen[os.path.relpath(path, root)] = digest
     return seen
 
 
@@ -115,6 +125,10 @@ def run_case(case, gbasim, gbasim_mpi):
                 f.write(bytes.fromhex(hexed))
         for path in case.get("dirs", []):
             os.makedirs(os.path.join(work, path), exist_ok=True)
+        for path, target in case.get("links", {}).items():
+            os.symlink(expand(target, work), os.path.join(work, path))
+        for path in case.get("fifos", []):
+            os.mkfifo(os.path.join(work, path))
         for path in case.get("read_only", []):
             os.chmod(os.path.join(work, path), 0o555)
         before = snapshot(work)
