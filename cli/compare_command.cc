@@ -4,6 +4,7 @@
 // realisation in every mode). Reports time-to-AUC and final AUC per mode with 95% intervals,
 // paired differences against sync and against GBA, the resources spent to reach the target,
 // and a one-line recommendation with its evidence.
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
@@ -281,9 +282,13 @@ int compare(CompareOptions o) {
             ", final AUC " + text(avs, "%.4f", true) + " against sync's (tolerance " +
             fmt(o.tolerance, "%.4g") + ")";
     }
-  } else {
+  } else if (sync) {
     why = pick + ": the fastest to AUC " + fmt(target, "%.4g") + " (" + fmt(best_time, "%.2f") +
           " s) among the modes within " + fmt(o.tolerance, "%.4g") + " AUC of sync";
+  } else {
+    why = pick + ": the fastest to AUC " + fmt(target, "%.4g") + " (" + fmt(best_time, "%.2f") +
+          " s) among the modes compared; sync did not run (--modes), so no mode's AUC was "
+          "held against sync's";
   }
   // What the rule gave up: a mode that reached the target on every seed sooner than the pick
   // but ended further below sync than the tolerance.
@@ -378,6 +383,8 @@ int run_compare(const std::vector<std::string>& args) {
     for (std::string m; std::getline(in, m, ',');) {
       if (m != "sync" && m != "async" && m != "gba" && m != "ssp" && m != "backup")
         throw po::error("--modes: unknown mode '" + m + "' (sync, async, gba, ssp, backup)");
+      if (std::find(o.modes.begin(), o.modes.end(), m) != o.modes.end())
+        throw po::error("--modes: '" + m + "' is named twice");
       o.modes.push_back(m);
     }
   }

@@ -119,14 +119,17 @@ bool Tuner::evaluate(const std::vector<double>& wanted, const std::string& stage
   return true;
 }
 
-// The highest mean score; among the values within `tie` of it, the one that reached the
-// target on every seed soonest on average (the highest score when none did).
+// Among the values that completed on every seed (a value that diverged on any is never
+// chosen), the highest mean score; among those within `tie` of it, the one that reached the
+// target on every seed soonest on average (the highest score when none did). 0 when no value
+// completed on every seed.
 double Tuner::best() const {
   double top = -1.0;
-  for (const auto& [v, s] : scored_) top = std::max(top, s.auc.mean);
+  for (const auto& [v, s] : scored_)
+    if (s.not_completed.empty()) top = std::max(top, s.auc.mean);
   double chosen = 0.0, chosen_time = std::numeric_limits<double>::infinity(), chosen_score = -1.0;
   for (const auto& [v, s] : scored_) {
-    if (s.auc.mean < top - o_.tie) continue;
+    if (!s.not_completed.empty() || s.auc.mean < top - o_.tie) continue;
     const bool sooner = s.mean_time < chosen_time;
     const bool same_time = s.mean_time == chosen_time && s.auc.mean > chosen_score;
     if (chosen == 0.0 || sooner || same_time) {
@@ -179,11 +182,17 @@ void Tuner::write(double chosen) const {
                     {"mode", "sync"},
                     {"seeds", o_.seeds},
                     {"score", "mean final test AUC over the seeds (0 for a run that did not "
-                              "complete); ties within " + number(o_.tie) +
-                                  " go to the soonest mean time-to-AUC"},
-                    {"chosen", chosen},
+                              "complete; a value with such a run is never chosen); ties within " +
+                                  number(o_.tie) + " go to the soonest mean time-to-AUC"},
+                    {"chosen", chosen > 0.0 ? Json(chosen) : Json()},
                     {"values", values}};
   write_json_atomically((fs::path(o_.out) / "tune.json").string(), doc);
+  if (!(chosen > 0.0)) {
+    throw InputError("no value of " + o_.key + " completed on every seed (each " +
+                     "diverged or failed on one at least: see the table and " +
+                     (fs::path(o_.out) / "tune.json").string() +
+                     "); no fragment written. Try a range of smaller values (--from, --to)");
+  }
   write_json_atomically(o_.fragment, fragment);
   std::cerr << "gbasim tune: " << o_.key << " = " << number(chosen) << " for sync; wrote "
             << o_.fragment << " (give it to gbasim run, sweep or compare with --with) and "
@@ -202,7 +211,7 @@ std::optional<double> Tuner::run() {
   // Widen while the best is at an edge (at most 3 steps each way).
   for (int widen = 0; widen < 3; ++widen) {
     const double b = best(), low = scored_.begin()->first, high = scored_.rbegin()->first;
-    if (b != low && b != high) break;
+    if (b == 0.0 || (b != low && b != high)) break;
     const double next = rounded(b * std::pow(10.0, b == low ? -step : step));
     if (!evaluate({next}, b == low ? "widening down" : "widening up")) return std::nullopt;
   }
@@ -210,6 +219,7 @@ std::optional<double> Tuner::run() {
   for (int level = 1; level <= o_.refine; ++level) {
     h /= 2;
     const double b = best();
+    if (b == 0.0) break;
     if (!evaluate({rounded(b / std::pow(10.0, h)), rounded(b * std::pow(10.0, h))},
                   "refinement " + std::to_string(level)))
       return std::nullopt;
@@ -217,7 +227,7 @@ std::optional<double> Tuner::run() {
   const double chosen = best();
   write(chosen);
   if (status_ != 0)
-    std::cerr << "gbasim tune: some runs failed; they count as the worst score (tune.json)\n";
+    std::cerr << "gbasim tune: some runs failed; their values were not chosen (tune.json)\n";
   return chosen;
 }
 
