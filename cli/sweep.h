@@ -88,7 +88,9 @@ int run_sweep_with(const SweepSpec& sweep, std::vector<SweepPoint> points, const
 // file a task in `log_dir`) and returns the job id; throws InputError with sbatch's message.
 std::string submit_array(const SlurmSettings& slurm, const std::string& script, int tasks,
                          const std::string& log_dir);
-// The number of tasks of job `job_id` still queued or running (squeue).
+// The number of tasks of job `job_id` still queued or running (squeue): 0 once the job has
+// left the queue. Throws InputError with squeue's message when squeue itself fails (the
+// controller cannot be reached): an unknown count is never taken for an empty queue.
 int tasks_in_queue(const std::string& job_id);
 
 // Draws the convergence figure of the sweep folder `out` into out/figures with

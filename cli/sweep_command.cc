@@ -418,8 +418,22 @@ int Sweep::follow(const std::string& job) {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
   std::string last;
+  int failures = 0;  // squeue's in a row: a controller that is restarting is waited for
   while (!interrupted) {
-    const int queued = tasks_in_queue(job);
+    int queued = 0;
+    try {
+      queued = tasks_in_queue(job);
+      failures = 0;
+    } catch (const InputError& e) {
+      if (++failures >= 5) {
+        throw InputError(std::string(e.what()) + " (5 times in a row; Slurm job " + job +
+                         " goes on: follow it again with --wait)");
+      }
+      std::cerr << "gbasim sweep: " << e.what() << "; trying again\n";
+      for (int k = 0; k < 20 && !interrupted; ++k)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
     size_t done = 0;
     for (size_t i = 0; i < points_.size(); ++i) done += fs::exists(file(i, ".json"));
     const std::string line = std::to_string(done) + " of " + std::to_string(points_.size()) +
@@ -439,16 +453,18 @@ int Sweep::run_task(const std::string& task_file) {
   const char* id_text = std::getenv("SLURM_ARRAY_TASK_ID");
   if (id_text == nullptr)
     throw InputError("--slurm-task: SLURM_ARRAY_TASK_ID is not set (this runs inside a Slurm array task)");
-  const nlohmann::json doc = parse_json_or_discarded(read_json_text(task_file, "task file"));
   const std::string task_id = id_text;
-  if (doc.is_discarded() || !doc.contains("tasks") || !doc["tasks"].is_array())
-    throw InputError(task_file + ": not a task file of gbasim sweep");
   size_t task = 0;
   try {
+    if (task_id.empty() || task_id.find_first_not_of("0123456789") != std::string::npos)
+      throw std::invalid_argument(task_id);
     task = std::stoul(task_id);
   } catch (const std::exception&) {
     throw InputError("SLURM_ARRAY_TASK_ID '" + task_id + "' is not a task number");
   }
+  const nlohmann::json doc = parse_json_or_discarded(read_json_text(task_file, "task file"));
+  if (doc.is_discarded() || !doc.contains("tasks") || !doc["tasks"].is_array())
+    throw InputError(task_file + ": not a task file of gbasim sweep");
   if (task >= doc["tasks"].size())
     throw InputError(task_file + ": no task " + task_id + " (it has " +
                      std::to_string(doc["tasks"].size()) + ")");

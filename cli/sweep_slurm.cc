@@ -93,7 +93,11 @@ std::string submit_array(const SlurmSettings& slurm, const std::string& script, 
 int tasks_in_queue(const std::string& job_id) {
   const Output out = run_command({"squeue", "--noheader", "--array", "--jobs=" + job_id,
                                   "--format=%i"});
-  if (out.exit_code != 0) return 0;  // a job that has left the queue is "invalid" to squeue
+  if (out.exit_code != 0) {
+    // A job that has left the queue is "invalid" to squeue; anything else is a failure.
+    if (out.text.find("Invalid job id") != std::string::npos) return 0;
+    throw InputError("squeue failed (squeue --jobs=" + job_id + "): " + trimmed(out.text));
+  }
   int tasks = 0;
   std::istringstream lines(out.text);
   std::string line;

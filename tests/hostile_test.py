@@ -16,7 +16,8 @@ A case's keys:
   spec      an object merged over BASE and written to spec.json, or a string written as is
   files     {path: text} more files to write; "bytes": {path: hex} for bytes that are not text;
             "dirs": [path] empty folders; "links": {path: target} symbolic links; "fifos": [path]
-            named pipes (nobody reads them)
+            named pipes (nobody reads them); "executable": [path] files made executable (a
+            fake squeue or sbatch on the case's PATH)
   args      the program's arguments (default: run --spec spec.json -q --out out/result.json);
             {repo} and {shared} stand for the repository and ../shared
   program   "gbasim" (default) or "gbasim-mpi" (through scripts/mpirun.sh with "ranks")
@@ -129,6 +130,8 @@ def run_case(case, gbasim, gbasim_mpi):
             os.symlink(expand(target, work), os.path.join(work, path))
         for path in case.get("fifos", []):
             os.mkfifo(os.path.join(work, path))
+        for path in case.get("executable", []):
+            os.chmod(os.path.join(work, path), 0o755)
         for path in case.get("read_only", []):
             os.chmod(os.path.join(work, path), 0o555)
         before = snapshot(work)
