@@ -1,5 +1,6 @@
 // gbasim calibrate: measures this machine for a spec and writes a platform file (cluster
 // keys) on which the simulator runs the spec's ranks as gbasim-mpi runs them here.
+#include <cmath>
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -64,14 +65,19 @@ int run_calibrate(const std::vector<std::string>& args) {
   if (!parse_options(args, desc, vm)) return 0;
   fit = !vm.count("no-fit");
   if (spec_path.empty()) throw po::error("--spec FILE is required");
-  if (cores < 1) throw po::error("--cores must be at least 1");
+  const int machine = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (cores < 1 || cores > machine)
+    throw po::error("--cores must lie in [1, " + std::to_string(machine) +
+                    "], this machine's hardware threads, which the measurements use");
   if (fit_runs < 1) throw po::error("--fit-runs must be at least 1");
   if (given_sync.empty() != given_async.empty())
     throw po::error("--real-sync-s and --real-async-s go together");
   for (double t : given_sync)
-    if (!(t > 0.0)) throw po::error("--real-sync-s: run times must be positive");
+    if (!(t > 0.0) || !std::isfinite(t))
+      throw po::error("--real-sync-s: run times must be positive numbers of seconds");
   for (double t : given_async)
-    if (!(t > 0.0)) throw po::error("--real-async-s: run times must be positive");
+    if (!(t > 0.0) || !std::isfinite(t))
+      throw po::error("--real-async-s: run times must be positive numbers of seconds");
   if (report_path.empty())
     report_path = fs::path(out_path).replace_extension(".report.json").string();
   check_output_file(out_path, "platform");

@@ -22,6 +22,9 @@ namespace {
 // "1M,16M,1e3": sizes in bytes, with K, M or G (powers of 1024, as nccl-tests read them).
 std::vector<double> parse_sizes(const std::string& text) {
   std::vector<double> sizes;
+  if (!text.empty() && (text.back() == ',' || text.front() == ',' ||
+                        text.find(",,") != std::string::npos))
+    throw po::error("--sizes: '" + text + "' has an empty item");
   std::stringstream list(text);
   for (std::string item; std::getline(list, item, ',');) {
     double scale = 1.0;
@@ -88,6 +91,11 @@ int run_collective(int argc, char** argv) {
   }
   const std::vector<double> sizes = parse_sizes(sizes_text);
   const ExperimentSpec spec = load_spec(spec_path, overrides);
+  if (spec.training.num_workers < 2) {
+    throw InputError(spec_path, "training.workers",
+                     "is " + std::to_string(spec.training.num_workers) +
+                         ": a collective needs at least 2 workers");
+  }
 
   const std::vector<CollectiveTiming> timings = time_collectives(spec, op, sizes);
   const int n = spec.training.num_workers;
