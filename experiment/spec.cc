@@ -675,6 +675,24 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
     fail("cluster.fat_tree.oversubscription",
          "must be a positive divisor of cluster.fat_tree.nodes_per_switch (the leaf switches' "
          "links down per link up)");
+  // A topology's settings with another topology would be ignored: refused, so that a user who
+  // forgot cluster.topology hears of it. (A setting left at its default is not one given.)
+  {
+    const ClusterSpec d;
+    const std::string topology = "is for cluster.topology \"";
+    const std::string ignored = "\", and the topology is \"" + topology_name(c.topology) +
+                                "\" (it would be ignored)";
+    if (c.topology != Topology::kFatTree && (per_switch != d.fat_tree_nodes_per_switch ||
+                                             over != d.fat_tree_oversubscription))
+      fail("cluster.fat_tree", topology + "fat_tree" + ignored);
+    if (c.topology != Topology::kTorus && !c.torus_dimensions.empty())
+      fail("cluster.torus.dimensions", topology + "torus" + ignored);
+    if (c.topology != Topology::kDragonfly &&
+        (c.dragonfly_groups != d.dragonfly_groups || c.dragonfly_chassis != d.dragonfly_chassis ||
+         c.dragonfly_routers != d.dragonfly_routers ||
+         c.dragonfly_nodes_per_router != d.dragonfly_nodes_per_router))
+      fail("cluster.dragonfly", topology + "dragonfly" + ignored);
+  }
   // A torus's points and a dragonfly's leaves must hold every worker node and server shard.
   const int64_t leaves = s.training.num_workers / std::max(c.gpus_per_node, 1) + c.ps_shards;
   if (c.topology == Topology::kTorus) {
@@ -741,6 +759,13 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
     else if (!g.trace_format.empty()) why = "cannot replay a trace yet (stragglers.trace)";
     if (why != nullptr) fail("cluster.pools", why);
   }
+  if (g.server_failure_rate_per_s > 0.0 && one_queue)
+    fail("stragglers.failures.server_rate_per_s", "needs cluster.server_model \"sharded\"");
+  if (g.server_failure_rate_per_s > 0.0 && c.shared_cores > 0) {
+    fail("stragglers.failures.server_rate_per_s",
+         "cannot be combined with cluster.shared_cores (a shared machine replays real ranks, "
+         "which do not fail)");
+  }
   if (g.failure_rate_per_s > 0.0) {
     if (one_queue) {
       fail("stragglers.failures.rate_per_s",
@@ -756,6 +781,9 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
   if (xml) {
     if (c.topology != Topology::kStar)
       fail("cluster.topology", "comes from cluster.platform_xml's file: leave it out");
+    if (!c.worker_groups.empty())
+      fail("cluster.worker_groups", "sets the speeds of hosts gbasim builds; with "
+                                    "cluster.platform_xml the speeds are the file's: leave it out");
     if (static_cast<int>(c.worker_hosts.size()) != s.training.num_workers)
       fail("cluster.roles.workers", "must name one host a worker (training.workers of them)");
     if (static_cast<int>(c.server_hosts.size()) != c.ps_shards)
