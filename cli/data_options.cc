@@ -5,6 +5,7 @@ namespace gbasim {
 namespace po = boost::program_options;
 
 void add_data_options(po::options_description& desc, DataOptions& o) {
+  o.path_key = "--data";
   SyntheticConfig& s = o.synthetic;
   po::options_description data("Data (synthetic by default; --data reads a Criteo-format file)");
   data.add_options()("data", po::value(&o.criteo_path)->value_name("FILE"),

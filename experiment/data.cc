@@ -257,7 +257,16 @@ LoadedData load_data(const DataOptions& o) {
       throw InputError("--test-fraction must lie in (0, 1), got " +
                        std::to_string(o.test_fraction));
     }
-    CriteoFile file = read_criteo(o.criteo_path, o.criteo);
+    CriteoFile file;
+    try {
+      file = read_criteo(o.criteo_path, o.criteo);
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      if (what.find(": cannot open") != std::string::npos ||
+          what.find(": is a folder") != std::string::npos)
+        throw InputError(std::string(e.what()) + " (named by " + o.path_key + ")");
+      throw;
+    }
     auto [train, test] = split_train_test(file.data, o.test_fraction);
     if (train.size() < 1 || test.size() < 1) {
       throw InputError(o.criteo_path + ": holds " + std::to_string(file.data.size()) +

@@ -19,6 +19,8 @@ enum class DataSharding { kStatic, kQueue };
 
 struct DataOptions {
   std::string criteo_path;  // empty: synthetic data
+  // What named criteo_path, for an error that it cannot be opened (not a spec key itself).
+  std::string path_key = "data.criteo_path";
   DataSharding sharding = DataSharding::kQueue;
   // With a Criteo file, the last test_fraction of it is the test set.
   double test_fraction = 0.1;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -1009,7 +1010,12 @@ std::filesystem::path merge_platform(Json& doc, const std::string& spec_path,
     throw InputError(spec_path + ": 'cluster.platform' must be a string");
   const std::filesystem::path file =
       std::filesystem::path(spec_path).parent_path() / cluster["platform"].get<std::string>();
-  Json merged = read_json(file.string());
+  Json merged;
+  try {
+    merged = read_json(file.string());
+  } catch (const InputError& e) {
+    throw InputError(spec_path, "cluster.platform", std::string("names a file that cannot be used: ") + e.what());
+  }
   if (!merged.is_object())
     throw InputError(file.string() + ": a platform must be a JSON object of cluster keys");
   if (merged.contains("platform"))
@@ -1026,6 +1032,31 @@ std::filesystem::path merge_platform(Json& doc, const std::string& spec_path,
 
 }  // namespace
 
+namespace {
+
+// The --with fragment each override that fragment_overrides() made came from, so that an error
+// of its key names the fragment, not the spec it was merged over.
+std::map<std::string, std::string>& fragment_origins() {
+  static std::map<std::string, std::string> origins;
+  return origins;
+}
+
+// Where the value of `key` that an error names was given: the last override that set it (or
+// an object above it), as "--set KEY=VALUE" or its fragment's file; "" when the spec gave it.
+std::string override_origin(const std::vector<std::string>& overrides, const std::string& key) {
+  for (auto it = overrides.rbegin(); it != overrides.rend(); ++it) {
+    const std::string set = it->substr(0, it->find('='));
+    const bool covers = key == set || key.rfind(set + ".", 0) == 0 ||
+                        key.rfind(set + "[", 0) == 0 || set.rfind(key + ".", 0) == 0;
+    if (!covers) continue;
+    const auto from = fragment_origins().find(*it);
+    return from != fragment_origins().end() ? from->second : "--set " + *it;
+  }
+  return "";
+}
+
+}  // namespace
+
 ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>& overrides) {
   Json doc = read_json(path);
   if (!doc.is_object()) throw InputError(path + ": the spec must be a JSON object");
@@ -1036,8 +1067,13 @@ ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>
   try {
     spec = parse_spec(doc, path);
   } catch (const InputError& e) {
-    // An error of a key the cluster file gave is the cluster file's.
+    // An error of a key an override gave is the override's (--set, or a --with fragment).
     const std::string& key = e.key();
+    if (!key.empty()) {
+      const std::string origin = override_origin(overrides, key);
+      if (!origin.empty()) throw e.told_of(origin);
+    }
+    // An error of a key the cluster file gave is the cluster file's.
     const std::string prefix = "cluster.";
     if (!from.file.empty() && key.rfind(prefix, 0) == 0) {
       std::string name = key.substr(prefix.size());
@@ -1046,8 +1082,15 @@ ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>
     }
     throw;
   }
-  if (!spec.cluster.platform_xml.empty())
+  if (!spec.cluster.platform_xml.empty()) {
     spec.cluster.platform_xml_file = (xml_folder / spec.cluster.platform_xml).string();
+    try {
+      open_input(spec.cluster.platform_xml_file, "SimGrid platform file");
+    } catch (const InputError& e) {
+      throw InputError(from.keys.count("platform_xml") ? from.file : path, "cluster.platform_xml",
+                       std::string("names a file that cannot be read: ") + e.what());
+    }
+  }
   return spec;
 }
 
@@ -1074,6 +1117,7 @@ std::vector<std::string> fragment_overrides(const std::string& path) {
     }
   };
   flatten(flatten, doc, "");
+  for (const std::string& o : overrides) fragment_origins()[o] = path;
   return overrides;
 }
 

@@ -52,7 +52,7 @@ std::string decay_name(Decay decay) {
 
 void validate(const RuleConfig& c) {
   auto require = [](bool ok, const std::string& key, const std::string& what) {
-    if (!ok) throw InputError("'training." + key + "' " + what);
+    if (!ok) throw InputError("", "training." + key, what);
   };
   require(c.num_workers >= 1 && c.num_workers <= 16384, "workers", "must lie in [1, 16384]");
   require(c.local_batch >= 1, "local_batch", "must be at least 1");

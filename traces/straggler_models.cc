@@ -39,7 +39,7 @@ std::vector<bool> chosen(double fraction, uint64_t seed, uint64_t which, int wor
 
 void validate(const StragglerConfig& c) {
   auto require = [](bool ok, const std::string& key, const std::string& what) {
-    if (!ok) throw InputError("'stragglers." + key + "' " + what);
+    if (!ok) throw InputError("", "stragglers." + key, what);
   };
   require(c.persistent_fraction >= 0.0 && c.persistent_fraction <= 1.0, "persistent_fraction",
           "must lie in [0, 1]");
