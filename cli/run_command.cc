@@ -115,7 +115,7 @@ int run_run(int argc, char** argv) {
   if (!s["time_to_auc"].is_null())
     std::snprintf(time_to_auc, sizeof time_to_auc, "%.3f s", s["time_to_auc"].get<double>());
   char final_auc[32] = "-";
-  if (!s["final_auc"].is_null())
+  if (s["final_auc"].is_number() && std::isfinite(s["final_auc"].get<double>()))
     std::snprintf(final_auc, sizeof final_auc, "%.4f", s["final_auc"].get<double>());
   std::printf("%-8s %-16s %-10s %-12s %-14s %-10s %s\n", "mode", "time-to-AUC", "final AUC",
               "global steps", "mean staleness", "dropped", "simulated time");

@@ -182,8 +182,12 @@ nlohmann::ordered_json Simulation::run() {
   running = progress_.report ? this : nullptr;
   struct Done {
     Simulation*& running;
-    ~Done() { running = nullptr; }
-  } done{running};
+    Training& training;
+    ~Done() {
+      running = nullptr;
+      training.restore_stderr();
+    }
+  } done{running, training_};
   sg4::Engine::get_instance()->run();
   cost_.wall_s = seconds_since(engine_start_);
   cost_.messages = training_.messages();

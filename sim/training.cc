@@ -1,5 +1,10 @@
 #include "sim/training.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+
 #include "base/clock.h"
 #include "base/error.h"
 
@@ -160,7 +165,27 @@ void Training::end_run(const std::string& status, const std::string& detail) {
   record_.end(status, detail);
   stop_ = true;
   ended_at_ = sg4::Engine::get_clock();
+  // The killed actors drop messages still in flight, and SimGrid prints a backtrace on standard
+  // error for each ("freed before its completion"): noise about a run that ended as asked. So
+  // standard error goes to /dev/null until the engine returns (restore_stderr).
+  if (muted_stderr_ < 0) {
+    std::fflush(stderr);
+    const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) {
+      muted_stderr_ = ::dup(STDERR_FILENO);
+      if (muted_stderr_ >= 0) ::dup2(null, STDERR_FILENO);
+      ::close(null);
+    }
+  }
   sg4::Actor::kill_all();
+}
+
+void Training::restore_stderr() {
+  if (muted_stderr_ < 0) return;
+  std::fflush(stderr);
+  ::dup2(muted_stderr_, STDERR_FILENO);
+  ::close(muted_stderr_);
+  muted_stderr_ = -1;
 }
 
 std::optional<ModelMove> Training::take_owed_move() {

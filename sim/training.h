@@ -97,7 +97,10 @@ class Training {
   std::optional<ModelMove> take_owed_move();
   // Ends the run now, from an actor of its own (the evaluator, the watchdog): the status goes
   // to the record, and every other actor is killed, wherever it waits.
+  // Ends the run now with `status` (killing every actor; standard error is muted until
+  // restore_stderr, which the caller of the engine's run calls when it returns).
   void end_run(const std::string& status, const std::string& detail);
+  void restore_stderr();
   // The simulated time, or once end_run has ended the run, the time it did (the engine may
   // still settle what the killed actors left behind).
   double now() const { return ended_at_ >= 0.0 ? ended_at_ : sg4::Engine::get_clock(); }
@@ -138,6 +141,7 @@ class Training {
   sg4::ConditionVariablePtr updated_;
   bool stop_ = false;
   double ended_at_ = -1.0;  // end_run's time
+  int muted_stderr_ = -1;   // standard error's own descriptor while end_run mutes it
   int64_t applied_samples_ = 0;
   int64_t messages_ = 0;
   // Switching: a model move in progress holds every admission back.

@@ -57,7 +57,7 @@ BASE = {"data": {"train_samples": 4000, "test_samples": 500},
         "evaluation": {"interval_s": 0.01}}
 DEFAULT_ARGS = ["run", "--spec", "spec.json", "-q", "--out", "out/result.json"]
 CRASH_WORDS = ["internal error", "terminate called", "Segmentation fault", "Aborted",
-               "AddressSanitizer", "runtime error:", "xbt_die", "Oops"]
+               "AddressSanitizer", "runtime error:", "xbt_die", "Oops", "Backtrace (displayed"]
 
 
 def merged(base, over):
