@@ -1,5 +1,6 @@
 #include "cli/engine_args.h"
 
+#include <cstdlib>
 #include <simgrid/engine.h>
 #include <xbt/log.h>
 
@@ -82,6 +83,14 @@ void check_cfg_settings(int argc, char** argv) {
                          ")");
       }
     }
+    if (key == "contexts/stack-size") {
+      char* end = nullptr;
+      const long kib = std::strtol(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end != '\0' || kib < 512 || kib > 1048576)
+        throw InputError(arg + ": gbasim's actors need a stack of 512 to 1048576 KiB (about 256 "
+                               "KiB used; docs/cluster.md)");
+      set_actor_stack_kib(static_cast<int>(kib));
+    }
     value[key] = v;
     arg_of[key] = arg;
   }
@@ -105,6 +114,7 @@ EngineArgs start_engine(int argc, char** argv) {
   xbt_log_control_set("root.thres:critical");
   sg_config_continue_after_help();
   check_log_settings(argc, argv);
+  set_actor_stack_kib(1024);
   check_cfg_settings(argc, argv);
   // --help is ours: SimGrid would print every one of its configuration keys first.
   std::vector<char*> engine_argv;
@@ -118,6 +128,11 @@ EngineArgs start_engine(int argc, char** argv) {
   }
   if (const char* context = engine_context_arg(); context != nullptr)
     engine_argv.insert(engine_argv.begin() + 1, const_cast<char*>(context));
+  // Actors' stacks: 1 MiB rather than SimGrid's 8, so that thousands of workers fit in the
+  // address space. An actor needs about 256 KiB (Eigen keeps temporaries of up to 128 KiB on
+  // the stack); a --cfg=contexts/stack-size of the user's comes later, so it wins.
+  static char stack_arg[] = "--cfg=contexts/stack-size:1024";
+  engine_argv.insert(engine_argv.begin() + 1, stack_arg);
   int engine_argc = static_cast<int>(engine_argv.size());
   engine_argv.push_back(nullptr);
   EngineArgs e;

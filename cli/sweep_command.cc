@@ -231,6 +231,18 @@ int Sweep::run() {
     return std::chrono::duration<double>(Clock::now() - t).count();
   };
   std::map<pid_t, std::pair<size_t, Clock::time_point>> running;
+  // However the loop below ends (an interruption, or an error such as a full disk), no point
+  // it started runs on after it to write a result nobody waits for.
+  auto stop_running = [&] {
+    for (const auto& [pid, point] : running) ::kill(pid, SIGTERM);
+    for (const auto& [pid, point] : running) ::waitpid(pid, nullptr, 0);
+    for (const auto& [pid, point] : running) unlock(point.first);
+    running.clear();
+  };
+  struct StopRunning {
+    decltype(stop_running)& stop;
+    ~StopRunning() { stop(); }
+  } stop_on_exit{stop_running};
   size_t next = 0, finished_now = 0, failed = 0, elsewhere = 0;
   while ((next < queue.size() || !running.empty()) && !interrupted) {
     while (next < queue.size() && static_cast<int>(running.size()) < jobs_) {
@@ -269,9 +281,7 @@ int Sweep::run() {
                 << " left\n";
   }
   if (interrupted) {
-    for (const auto& [pid, point] : running) ::kill(pid, SIGTERM);
-    for (const auto& [pid, point] : running) ::waitpid(pid, nullptr, 0);
-    for (const auto& [pid, point] : running) unlock(point.first);
+    stop_running();
     write_summary();
     std::cerr << "gbasim sweep: interrupted; finished points are kept, run the same command "
                  "again to go on\n";

@@ -63,6 +63,13 @@ void check_xml_numbers(const std::string& file) {
 
 }  // namespace
 
+namespace {
+int stack_kib = 8192;  // SimGrid's default, until the engine is told otherwise
+}  // namespace
+
+int actor_stack_kib() { return stack_kib; }
+void set_actor_stack_kib(int kib) { stack_kib = kib; }
+
 const char* engine_context_arg() {
 #ifdef GBASIM_SANITIZED
   // AddressSanitizer takes SimGrid's raw context switches for stack overflows: actors run on

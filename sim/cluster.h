@@ -41,6 +41,12 @@ struct WorkerHost {
 // AddressSanitizer, thread contexts (the context factory is chosen when the engine starts).
 const char* engine_context_arg();
 
+// The actors' stack size in KiB (SimGrid's contexts/stack-size) that the engine was given:
+// gbasim's default is 1024, SimGrid's own 8192. The simulation checks that its actors fit
+// the address-space limit with it.
+int actor_stack_kib();
+void set_actor_stack_kib(int kib);
+
 // Sets SimGrid's network model from cluster.network_model, before the platform is built.
 void configure_network(const ClusterSpec& spec);
 

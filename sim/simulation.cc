@@ -1,12 +1,15 @@
 #include "sim/simulation.h"
 
 #include <simgrid/s4u.hpp>
+#include <sys/resource.h>
 
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <stdexcept>
 
 #include "base/clock.h"
+#include "base/error.h"
 #include "sim/cluster.h"
 #include "sim/server.h"
 #include "sim/training.h"
@@ -14,6 +17,27 @@
 
 namespace gbasim {
 namespace {
+
+// Every actor has a stack of SimGrid's contexts/stack-size (gbasim's default 1 MiB, cli/
+// engine_args.cc), reserved as address space when it starts. Under an address-space limit
+// (ulimit -v) too small for them all, SimGrid would end the process ("Failed to allocate
+// stack"); this says so first.
+void check_actor_stacks(int actors) {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return;
+  const double stack = actor_stack_kib() * 1024.0;
+  const double need = actors * (stack + 65536.0);  // and a guard page or so each
+  const double room = static_cast<double>(limit.rlim_cur);
+  if (need <= 0.75 * room) return;  // the rest for the data, the model and the engine
+  char what[320];
+  std::snprintf(what, sizeof what,
+                "'training.workers': %d actors (workers, servers, tenants) need %.2f GiB of "
+                "stacks (SimGrid's contexts/stack-size, %.0f KiB each), more than three "
+                "quarters of this process's address-space limit of %.2f GiB (ulimit -v): "
+                "raise the limit, or give a smaller --cfg=contexts/stack-size (512 at least)",
+                actors, need / 1073741824.0, stack / 1024.0, room / 1073741824.0);
+  throw InputError(what);
+}
 
 // How the training samples were read: how many were handed out, how many distinct ones, and
 // the most reads of one sample, per data.sharding (docs/results.md "data_reads").
@@ -149,6 +173,9 @@ void Simulation::server_failure(const ServerFailure& failure) {
 
 nlohmann::ordered_json Simulation::run() {
   const bool allreduce = spec_.training.mode == Mode::kSync && !training_.rule().switching();
+  const int workers = static_cast<int>(cluster_.workers().size());
+  const bool tenants = spec_.stragglers.colocated_fraction > 0.0;
+  check_actor_stacks(workers * (tenants ? 2 : 1) + static_cast<int>(cluster_.servers().size()) + 4);
   workers_.start();
   if (!allreduce) server_->start();
   workers_.start_tenants();

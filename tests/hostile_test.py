@@ -31,6 +31,7 @@ A case's keys:
   needs     "shared" (the case reads ../shared), "mpirun" or "non-root": skipped where missing
   read_only folders made read-only before the run
   file_size_limit_kb  the largest file the program may write (ulimit -f): a disk that fills
+  address_space_limit_kb  the program's address-space limit (ulimit -v)
   env       {name: value} environment variables set for the program ({work} stands for the
             case's folder), e.g. a SLURM_CONF of a cluster that is not there, so that no case
             ever reaches a real Slurm
@@ -143,6 +144,9 @@ def run_case(case, gbasim, gbasim_mpi):
             command = [gbasim] + args
         if "file_size_limit_kb" in case:  # a full disk: writes beyond it fail with EFBIG
             command = ["bash", "-c", f'ulimit -f {case["file_size_limit_kb"]}; trap "" XFSZ; exec "$@"',
+                       "bash"] + command
+        if "address_space_limit_kb" in case:
+            command = ["bash", "-c", f'ulimit -v {case["address_space_limit_kb"]}; exec "$@"',
                        "bash"] + command
         timeout = case.get("timeout", 60)
         try:
