@@ -103,11 +103,6 @@ int main(int argc, char** argv) {
       throw gbasim::InputError(spec_path, "cluster.pools",
                                "is for the simulator: gbasim-mpi runs one pool of ranks");
     }
-    if (spec.data.sharding != gbasim::DataSharding::kStatic) {
-      throw gbasim::InputError(spec_path, "data.sharding",
-                               "must be \"static\" for gbasim-mpi: its ranks read shards of "
-                               "their own (the shared queue is the simulator's)");
-    }
     const int needed = gbasim::ranks_needed(spec);
     if (size != needed) {
       throw gbasim::InputError(spec_path + ": " + gbasim::mode_name(spec.training.mode) + " with " +

@@ -307,6 +307,33 @@ std::vector<Gradient> exchange_gradients(const Job& job, const Gradient& mine, i
   return grads;
 }
 
+// The batches a rank reads. data.sharding "static": its own shard, in order. "queue": the one
+// sequence of the whole training set that every rank rebuilds from the seed (the simulator's
+// shared queue), each batch named by its number in it: the server hands the numbers out with
+// the grants, in the order it grants (the server modes), and sync step s gives worker w batch
+// s x N + w (as if the workers asked in rank order).
+class BatchSource {
+ public:
+  BatchSource(const Dataset& data, int worker, int workers, uint64_t seed, DataSharding sharding)
+      : queue_(sharding == DataSharding::kQueue),
+        it_(data, queue_ ? 0 : worker, queue_ ? 1 : workers, seed) {}
+  bool queue() const { return queue_; }
+  // "static": the next batch of the rank's shard.
+  Batch next(int64_t batch_size) { return it_.next(batch_size); }
+  // "queue": batch number `k` of the sequence; k grows from call to call.
+  Batch at(int64_t k, int64_t batch_size) {
+    if (k < taken_) throw std::logic_error("BatchSource: batch numbers must grow");
+    for (; taken_ < k; ++taken_) it_.next_rows(batch_size);
+    ++taken_;
+    return it_.next(batch_size);
+  }
+
+ private:
+  bool queue_;
+  ShardIterator it_;
+  int64_t taken_ = 0;  // batches of the sequence passed so far
+};
+
 // What rank 0 tells the ranks after each sync step of a switching job.
 enum SyncNext : int32_t { kNextStep = 0, kToServerModes = 1, kStopNow = 2 };
 
@@ -318,14 +345,15 @@ RuleMetrics run_sync(Job& job, WorkerRecord& me, int64_t& applied) {
   const int n = job.size, w = job.rank;
   auto rule = make_rule(spec.training);
   Optimizer optimizer(spec.optimizer, job.params);
-  ShardIterator shard(job.data.train, w, n, spec.seed);
+  BatchSource source(job.data.train, w, n, spec.seed, spec.data.sharding);
   RankSlowdown slow(spec, job.trace, w);
   Gradient grad;
   std::vector<int64_t> tokens(n);
   for (int64_t step = 0;; ++step) {
     job.maybe_fail(step);
     for (int v = 0; v < n; ++v) tokens[v] = rule->admit(v).token;
-    const Batch batch = shard.next(spec.training.local_batch);
+    const int64_t b = spec.training.local_batch;
+    const Batch batch = source.queue() ? source.at(step * n + w, b) : source.next(b);
     compute_step(job, slow, step, batch, grad, me);
     const auto c = WallClock::now();
     float out_of_time = w == 0 && job.out_of_time() ? 1.0f : 0.0f;  // rank 0's clock decides
@@ -372,26 +400,34 @@ void get_model(Buffer& b, Parameters& params, Optimizer* optimizer) {
   optimizer->for_each_state([&](float* data, size_t n) { b.get(data, n); });
 }
 
-// How a worker's server phase ended: stopped, or (a switching job) on to sync at this step.
+// How a worker's server phase ended: stopped, or (a switching job) on to sync at this step,
+// with this many batches of the queue handed out before it.
 struct WorkerPhase {
   bool to_sync = false;
   int64_t global_step = 0;
+  int64_t queue_base = 0;
 };
 
-// A worker of the server modes (rank w + 1). Each step reads admit, pull, compute, push: the
-// batch's rows go with the request, the grant brings the token and those parameters. Returns
-// on the server's stop, or (a switching job) when the server says the run goes on in sync:
-// the model and the optimizer's state have arrived then, and the batch drawn for the request
-// is left in `carried` for the first sync step.
-WorkerPhase run_ps_worker(Job& job, WorkerRecord& me, ShardIterator& shard, RankSlowdown& slow,
+// A worker of the server modes (rank w + 1). Each step reads admit, pull, compute, push. With
+// static shards the batch is drawn first and its rows go with the request; with the queue the
+// grant names the batch (its number in the shared sequence) and brings its rows. The grant
+// brings the token and those parameters. Returns on the server's stop, or (a switching job)
+// when the server says the run goes on in sync: the model and the optimizer's state have
+// arrived then, and a batch drawn for the request is left in `carried` for the first sync step.
+WorkerPhase run_ps_worker(Job& job, WorkerRecord& me, BatchSource& source, RankSlowdown& slow,
                           Optimizer* optimizer, std::optional<Batch>& carried, int64_t& step) {
   const ExperimentSpec& spec = job.spec;
   const size_t tables = job.params.tables.size();
+  const int64_t b = spec.training.local_batch;
   Gradient grad;
   for (;; ++step) {
     job.maybe_fail(step);
-    const Batch batch = shard.next(spec.training.local_batch);
-    const auto needed = rows_needed(batch, tables);
+    std::optional<Batch> drawn;
+    std::vector<std::vector<int32_t>> needed;
+    if (!source.queue()) {
+      drawn = source.next(b);
+      needed = rows_needed(*drawn, tables);
+    }
     auto c = WallClock::now();
     Buffer ask;
     ask.put<int32_t>(kAdmit);
@@ -405,12 +441,18 @@ WorkerPhase run_ps_worker(Job& job, WorkerRecord& me, ShardIterator& shard, Rank
     if (kind == kStop) return {};
     if (kind == kSyncNow) {
       const auto global_step = answer.get<int64_t>();
+      const auto queue_base = answer.get<int64_t>();
       get_model(answer, job.params, optimizer);
       me.comm_s += seconds_since(c);
-      carried = batch;
-      return {true, global_step};
+      if (drawn) carried = std::move(drawn);
+      return {true, global_step, queue_base};
     }
     const auto token = answer.get<int64_t>();
+    if (source.queue()) {
+      drawn = source.at(answer.get<int64_t>(), b);
+      needed = rows_needed(*drawn, tables);
+    }
+    const Batch& batch = *drawn;
     answer.get(job.params.dense.data(), static_cast<size_t>(job.params.dense.size()));
     for (size_t k = 0; k < tables; ++k) {
       RowMatrixXf& table = job.params.tables[k];
@@ -453,6 +495,10 @@ struct Holder {
   RuleInForce rule;
   Optimizer optimizer;
   int64_t applied = 0;
+  // data.sharding "queue": the shared sequence, and the batches of it handed out so far (by
+  // grants, and N a sync step).
+  std::optional<BatchSource> queue;
+  int64_t batches = 0;
   nlohmann::ordered_json moves = nlohmann::ordered_json::array();
   std::ofstream log;  // MpiOptions::rule_log: "admit WORKER TOKEN" and "receive WORKER TOKEN"
 
@@ -481,6 +527,11 @@ bool run_ps_server(Job& job, Holder& holder, ServerRecord& record) {
     Buffer b;
     b.put<int32_t>(kGrant);
     b.put<int64_t>(token);
+    if (holder.queue) {  // the next batch of the shared sequence goes to this worker
+      const int64_t k = holder.batches++;
+      wanted[w] = rows_needed(holder.queue->at(k, job.spec.training.local_batch), tables);
+      b.put<int64_t>(k);
+    }
     b.put(job.params.dense.data(), static_cast<size_t>(job.params.dense.size()));
     for (size_t k = 0; k < tables; ++k) {
       const RowMatrixXf& table = job.params.tables[k];
@@ -504,6 +555,7 @@ bool run_ps_server(Job& job, Holder& holder, ServerRecord& record) {
     if (rule.mode() == Mode::kSync) {  // the switch is complete: the model moves to the worker
       b.put<int32_t>(kSyncNow);
       b.put<int64_t>(rule.global_step());
+      b.put<int64_t>(holder.batches);
       put_model(b, job.params, &holder.optimizer);
       send(b, w + 1, kToWorker);
       if (++to_sync == n) {
@@ -530,7 +582,7 @@ bool run_ps_server(Job& job, Holder& holder, ServerRecord& record) {
     const auto kind = m.get<int32_t>();
     if (kind == kAdmit) {
       wanted[w].assign(tables, {});
-      for (size_t k = 0; k < tables; ++k) {
+      for (size_t k = 0; k < tables && !holder.queue; ++k) {
         wanted[w][k].resize(static_cast<size_t>(m.get<int64_t>()));
         m.get(wanted[w][k].data(), wanted[w][k].size());
       }
@@ -569,9 +621,9 @@ bool run_ps_server(Job& job, Holder& holder, ServerRecord& record) {
 // its own, which gives the same updates. After each step rank 0 says whether the next one
 // follows, the run goes on in a server mode (worker 0's model then moves to rank 0), or it
 // stops. Returns true for the server modes.
-bool run_sync_phase(Job& job, Holder* holder, WorkerRecord& me, ShardIterator* shard,
+bool run_sync_phase(Job& job, Holder* holder, WorkerRecord& me, BatchSource* source,
                     RankSlowdown* slow, Optimizer* optimizer, std::optional<Batch>& carried,
-                    int64_t global_step, int64_t& step) {
+                    int64_t global_step, int64_t queue_base, int64_t& step) {
   const ExperimentSpec& spec = job.spec;
   const int n = job.size - 1, w = job.rank - 1;
   RuleConfig sync_config = spec.training;
@@ -584,7 +636,7 @@ bool run_sync_phase(Job& job, Holder* holder, WorkerRecord& me, ShardIterator* s
   std::vector<int64_t> tokens(n);
   Gradient grad;
   std::vector<double> computes(job.rank == 0 ? n : 0);
-  for (;; ++step) {
+  for (int64_t phase_step = 0;; ++step, ++phase_step) {
     for (int v = 0; v < n; ++v) {
       if (holder != nullptr) {
         tokens[v] = holder->rule.admit(v).token;
@@ -596,7 +648,10 @@ bool run_sync_phase(Job& job, Holder* holder, WorkerRecord& me, ShardIterator* s
     double compute_s = 0.0;
     if (holder == nullptr) {
       job.maybe_fail(step);
-      const Batch batch = carried ? *carried : shard->next(spec.training.local_batch);
+      const int64_t b = spec.training.local_batch;
+      const Batch batch = carried          ? *carried
+                          : source->queue() ? source->at(queue_base + phase_step * n + w, b)
+                                            : source->next(b);
       carried.reset();
       const double before = me.compute_s;
       compute_step(job, *slow, step, batch, grad, me);
@@ -614,6 +669,7 @@ bool run_sync_phase(Job& job, Holder* holder, WorkerRecord& me, ShardIterator* s
     MPI_Gather(&compute_s, 1, MPI_DOUBLE, computes.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     int32_t next = kNextStep;
     if (holder != nullptr) {
+      holder->batches += n;
       for (int v = 0; v < n; ++v) {
         if (auto update = holder->receive(v, tokens[v], std::move(grads[v]))) {
           holder->optimizer.apply(job.params, *update);
@@ -666,21 +722,22 @@ bool run_sync_phase(Job& job, Holder* holder, WorkerRecord& me, ShardIterator* s
 RuleMetrics run_switching(Job& job, Holder* holder, WorkerRecord& me, ServerRecord& server) {
   const ExperimentSpec& spec = job.spec;
   const int n = job.size - 1, w = job.rank - 1;
-  std::optional<ShardIterator> shard;
+  std::optional<BatchSource> source;
   std::optional<RankSlowdown> slow;
   std::optional<Optimizer> optimizer;
   if (job.rank != 0) {
-    shard.emplace(job.data.train, w, n, spec.seed);
+    source.emplace(job.data.train, w, n, spec.seed, spec.data.sharding);
     slow.emplace(spec, job.trace, w);
     if (spec.switching.enabled()) optimizer.emplace(spec.optimizer, job.params);
   }
   std::optional<Batch> carried;
   bool sync = spec.training.mode == Mode::kSync;
-  int64_t global_step = 0, step = 0;
+  int64_t global_step = 0, step = 0, queue_base = 0;
   while (true) {
     if (sync) {
-      if (!run_sync_phase(job, holder, me, shard ? &*shard : nullptr, slow ? &*slow : nullptr,
-                          optimizer ? &*optimizer : nullptr, carried, global_step, step))
+      if (!run_sync_phase(job, holder, me, source ? &*source : nullptr, slow ? &*slow : nullptr,
+                          optimizer ? &*optimizer : nullptr, carried, global_step, queue_base,
+                          step))
         break;
       sync = false;
     } else if (holder != nullptr) {
@@ -688,9 +745,10 @@ RuleMetrics run_switching(Job& job, Holder* holder, WorkerRecord& me, ServerReco
       sync = true;
     } else {
       const WorkerPhase phase =
-          run_ps_worker(job, me, *shard, *slow, optimizer ? &*optimizer : nullptr, carried, step);
+          run_ps_worker(job, me, *source, *slow, optimizer ? &*optimizer : nullptr, carried, step);
       if (!phase.to_sync) break;
       global_step = phase.global_step;
+      queue_base = phase.queue_base;
       sync = true;
     }
   }
@@ -718,7 +776,11 @@ struct MpiJob::State {
   State(const ExperimentSpec& spec, const MpiOptions& options) : job(spec, options) {
     if (job.rank == 0 && spec.evaluation.test_samples > 0)
       job.data.test = first_rows(job.data.test, spec.evaluation.test_samples);
-    if (!all_workers && job.rank == 0) holder.emplace(spec, job.params, options.rule_log);
+    if (!all_workers && job.rank == 0) {
+      holder.emplace(spec, job.params, options.rule_log);
+      if (spec.data.sharding == DataSharding::kQueue)
+        holder->queue.emplace(job.data.train, 0, 1, spec.seed, DataSharding::kQueue);
+    }
     job.maybe_fail(-1);
   }
   Job job;

@@ -77,28 +77,36 @@ double largest_difference(const std::string& params_file, const Parameters& p) {
   return worst;
 }
 
-TEST(Mpi, SyncOnThreeRanksEqualsTheRuleInOneProcess) {
+// data.sharding "static" (a shard a rank) and "queue" (one shared sequence: sync step s gives
+// worker w batch 3s + w).
+class Sharding : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Sharding, SyncOnThreeRanksEqualsTheRuleInOneProcess) {
   const std::string spec_path = spec_file(), params = own_file("params.bin");
-  const MpiRun run = mpirun(3, "--spec " + spec_path + " --set training.mode=sync -q --out " +
-                                   own_file("result.json") + " --params-out " + params);
+  const std::string sharding = std::string("data.sharding=") + GetParam();
+  const MpiRun run = mpirun(3, "--spec " + spec_path + " --set training.mode=sync --set " +
+                                   sharding + " -q --out " + own_file("result.json") +
+                                   " --params-out " + params);
   ASSERT_EQ(run.exit_code, 0) << run.output;
 
-  // The same steps in one process: three shards, the sync rule, gradients in worker order.
-  const ExperimentSpec spec = load_spec(spec_path, {"training.mode=sync"});
+  // The same steps in one process: three shards (or the one sequence), the sync rule,
+  // gradients in worker order.
+  const ExperimentSpec spec = load_spec(spec_path, {"training.mode=sync", sharding});
   const LoadedData data = load_data(spec.data);
   const Model model(spec.model, data.train.cardinalities, data.train.num_dense);
   Parameters p = model.init_parameters(spec.seed);
   Optimizer optimizer(spec.optimizer, p);
   auto rule = make_rule(spec.training);
+  const bool queue = spec.data.sharding == DataSharding::kQueue;
   std::vector<ShardIterator> shards;
-  for (int w = 0; w < 3; ++w) shards.emplace_back(data.train, w, 3, spec.seed);
+  for (int w = 0; w < (queue ? 1 : 3); ++w) shards.emplace_back(data.train, w, queue ? 1 : 3, spec.seed);
   int64_t applied = 0;
   while (applied < spec.budget.max_samples) {
     std::vector<Gradient> grads(3);
     std::vector<int64_t> tokens(3);
     for (int w = 0; w < 3; ++w) {
       tokens[w] = rule->admit(w).token;
-      model.forward_backward(p, shards[w].next(64), grads[w]);
+      model.forward_backward(p, shards[queue ? 0 : w].next(64), grads[w]);
     }
     for (int w = 0; w < 3; ++w) {
       if (auto update = rule->receive(w, tokens[w], std::move(grads[w]))) {
@@ -148,11 +156,14 @@ INSTANTIATE_TEST_SUITE_P(Modes, ServerMode, ::testing::Values("async", "gba", "s
 // those of the rule in force driven in one process by the same calls (the log of every
 // admission granted and every gradient taken in), each gradient computed on the parameters of
 // its token.
-TEST(Mpi, ScheduledSwitchesFollowTheRuleInForceOnThreeRanks) {
+// With the queue, the server hands out the shared sequence's batches in the order it grants:
+// the k-th admission of the log (sync steps' included) reads batch k.
+TEST_P(Sharding, ScheduledSwitchesFollowTheRuleInForceOnThreeRanks) {
   const std::string spec_path = own_file("switching.json"), params = own_file("params.bin"),
                     log = own_file("rules.txt"), out = own_file("result.json"),
                     simulated = own_file("simulated.json");
-  std::ofstream(spec_path) << R"({"data": {"train_samples": 12000, "test_samples": 2000, "sharding": "static",
+  std::ofstream(spec_path) << R"({"data": {"train_samples": 12000, "test_samples": 2000, "sharding": ")"
+                           << GetParam() << R"(",
                                            "max_cardinality": 2000},
     "model": {"name": "fm", "embedding_dim": 4},
     "training": {"workers": 2, "local_batch": 64, "mode": "sync",
@@ -194,8 +205,11 @@ TEST(Mpi, ScheduledSwitchesFollowTheRuleInForceOnThreeRanks) {
   Parameters p = model.init_parameters(spec.seed);
   Optimizer optimizer(spec.optimizer, p);
   RuleInForce rule(spec.training, switch_policy(spec.switching));
+  const bool queue = spec.data.sharding == DataSharding::kQueue;
   std::vector<ShardIterator> shards;
   for (int w = 0; w < 2; ++w) shards.emplace_back(data.train, w, 2, spec.seed);
+  ShardIterator sequence(data.train, 0, 1, spec.seed);
+  std::vector<Batch> granted(2);
   std::map<int64_t, Parameters> versions{{0, p}};
   std::ifstream calls(log);
   std::string call;
@@ -206,12 +220,13 @@ TEST(Mpi, ScheduledSwitchesFollowTheRuleInForceOnThreeRanks) {
       const Admission a = rule.admit(w);
       ASSERT_TRUE(a.admitted) << "admission " << w << " " << token;
       ASSERT_EQ(a.token, token);
+      if (queue) granted[w] = sequence.next(64);
       continue;
     }
     ASSERT_EQ(call, "receive");
     ASSERT_TRUE(versions.count(token)) << "no parameters of version " << token;
     Gradient g;
-    model.forward_backward(versions.at(token), shards[w].next(64), g);
+    model.forward_backward(versions.at(token), queue ? granted[w] : shards[w].next(64), g);
     ++received;
     if (rule.mode() == Mode::kGBA) ++gba_gradients;
     if (auto update = rule.receive(w, token, std::move(g))) {
@@ -351,15 +366,7 @@ TEST(Mpi, WorkerPoolsAreRefusedWithTheirKey) {
       << run.output;
 }
 
-TEST(Mpi, QueueShardingIsRefusedWithItsKey) {
-  const MpiRun run = mpirun(3, "--spec " + spec_file() +
-                                   " --set training.mode=sync --set data.sharding=queue -q --out " +
-                                   own_file("result.json"));
-  EXPECT_EQ(run.exit_code, 2) << run.output;
-  EXPECT_NE(run.output.find("'data.sharding' must be \"static\" for gbasim-mpi"),
-            std::string::npos)
-      << run.output;
-}
+INSTANTIATE_TEST_SUITE_P(Modes, Sharding, ::testing::Values("static", "queue"));
 
 // gbasim calibrate's platform file is one the simulator runs on (microbenchmarks only).
 TEST(Mpi, CalibrateWritesAPlatformTheSimulatorLoads) {
