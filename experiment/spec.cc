@@ -16,6 +16,7 @@
 #include "base/system.h"
 #include "base/text.h"
 #include "experiment/json_file.h"
+#include "experiment/platform_xml.h"
 #include "traces/usage_trace.h"
 
 namespace gbasim {
@@ -1085,10 +1086,10 @@ ExperimentSpec load_spec(const std::string& path, const std::vector<std::string>
   if (!spec.cluster.platform_xml.empty()) {
     spec.cluster.platform_xml_file = (xml_folder / spec.cluster.platform_xml).string();
     try {
-      open_input(spec.cluster.platform_xml_file, "SimGrid platform file");
+      check_platform_xml_file(spec.cluster.platform_xml_file);
     } catch (const InputError& e) {
       throw InputError(from.keys.count("platform_xml") ? from.file : path, "cluster.platform_xml",
-                       std::string("names a file that cannot be read: ") + e.what());
+                       std::string("names a file that cannot be used: ") + e.what());
     }
   }
   return spec;

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes gbasim's readers with libFuzzer: the spec reader (fuzz/spec_fuzz.cc), the trace readers
-# (trace_fuzz.cc) and the Criteo reader (criteo_fuzz.cc), each for SECONDS (default 60), built
+# (trace_fuzz.cc), the Criteo reader (criteo_fuzz.cc), the XML platform check
+# (platform_xml_fuzz.cc) and the sweep file reader and planner (sweep_fuzz.cc), each for SECONDS
+# (default 60), built
 # with clang in build-fuzz/ (AddressSanitizer and UndefinedBehaviorSanitizer on). Each starts
 # from its seeds in tests/fuzz/<target>/ (and tests/fuzz/<target>.dict, the spec's keys, for the
 # spec reader); what it learns goes to
@@ -19,7 +21,7 @@ esac
 echo "fuzz.sh: building the fuzz targets in build-fuzz/ (clang; compiler errors show below)" >&2
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGBASIM_FUZZ=ON \
   -DGBASIM_BUILD_TESTS=OFF -DGBASIM_BUILD_BENCH=OFF >/dev/null
-targets=(spec_fuzz trace_fuzz criteo_fuzz)
+targets=(spec_fuzz trace_fuzz criteo_fuzz platform_xml_fuzz sweep_fuzz)
 cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}" -- --no-print-directory >/dev/null
 mkdir -p out/fuzz
 failed=0

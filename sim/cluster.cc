@@ -2,14 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
-#include <iterator>
-#include <regex>
 #include <string>
 
 #include "base/error.h"
 #include "base/files.h"
+#include "experiment/platform_xml.h"
 #include "sim/profiles.h"
 
 namespace gbasim {
@@ -24,41 +21,6 @@ const std::vector<std::vector<std::pair<double, double>>>& speed_changes(const R
 const std::vector<std::vector<std::pair<double, double>>>& bandwidth_changes(
     const ReplayedTrace& t) {
   return t.usage ? t.usage->bandwidth : kNoChanges;
-}
-
-// SimGrid ends the process, with no error it could catch, on a host of no cores, and later on
-// a speed or bandwidth of 0 ("The Impossible Did Happen"). So the numbers of an XML platform
-// are read before SimGrid reads it: cores at least 1, speeds and bandwidths positive (each of
-// a list of power states), latencies not negative. A number's unit ("Gf", "Gbps", "us") is
-// SimGrid's to read; only the number before it is checked here.
-void check_xml_numbers(const std::string& file) {
-  std::ifstream in = open_input(file, "SimGrid platform file");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  static const std::regex attribute(
-      R"re(\b(core|speed|bandwidth|bw|bw_in|bw_out|bb_bw|lat|latency|bb_lat)\s*=\s*"([^"]*)")re");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), attribute);
-       it != std::sregex_iterator(); ++it) {
-    const std::string name = (*it)[1], value = (*it)[2];
-    const long line = 1 + std::count(text.begin(), text.begin() + it->position(), '\n');
-    auto fail = [&](const std::string& what) {
-      throw InputError(file + ": line " + std::to_string(line) + ": " + name + "=\"" + value +
-                       "\" " + what);
-    };
-    size_t start = 0;
-    do {  // a speed may list power states: "1Gf,500Mf"
-      const size_t comma = value.find(',', start);
-      const std::string part = value.substr(start, comma - start);
-      start = comma == std::string::npos ? comma : comma + 1;
-      char* end = nullptr;
-      const double v = std::strtod(part.c_str(), &end);
-      if (end == part.c_str() || !std::isfinite(v)) fail("is not a number SimGrid reads");
-      if (name == "core" && !(v >= 1.0)) fail("must be at least 1 (a host needs a core)");
-      if ((name == "speed" || name.find("bw") != std::string::npos || name == "bandwidth") &&
-          !(v > 0.0))
-        fail("must be positive (SimGrid cannot run on a speed or bandwidth of 0)");
-      if (name.find("lat") != std::string::npos && v < 0.0) fail("must not be negative");
-    } while (start != std::string::npos);
-  }
 }
 
 }  // namespace
@@ -358,7 +320,7 @@ void Cluster::build_topology() {
 void Cluster::load_xml() {
   const ClusterSpec& c = spec_.cluster;
   const std::string& file = c.platform_xml_file.empty() ? c.platform_xml : c.platform_xml_file;
-  check_xml_numbers(file);  // a clear error for a missing file, a folder, or numbers SimGrid dies of
+  check_platform_xml_file(file);  // a missing file, a folder, or numbers SimGrid dies of
   try {
     sg4::Engine::get_instance()->load_platform(file);
   } catch (const std::exception& e) {

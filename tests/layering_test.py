@@ -21,7 +21,7 @@ ALLOWED = {
     "sim": {"base", "models", "strategies", "traces", "experiment"},
     "hw": {"base", "models", "strategies", "traces", "experiment"},
     "cli": {"base", "models", "strategies", "traces", "experiment", "sim", "hw"},
-    "fuzz": {"base", "models", "strategies", "traces", "experiment"},
+    "fuzz": {"base", "models", "strategies", "traces", "experiment", "cli"},
 }
 # Outside libraries: the include prefix and the folders that may use it.
 LIBRARIES = {
