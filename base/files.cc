@@ -115,6 +115,11 @@ void check_folder_takes(const fs::path& file, const std::string& path, const std
 std::ifstream open_input(const std::string& path, const std::string& what) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw InputError(path + ": is a folder, not a " + what);
+  // A named pipe nobody writes to would block the open for ever. A pipe the shell made
+  // (--spec <(...), /dev/fd/N) has its writer, and is read as a file.
+  struct stat st{};
+  if (::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode) && !is_open_file(path))
+    throw InputError(path + ": is a named pipe, not a " + what + " (give a file)");
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open the " + what);
   return in;
@@ -122,7 +127,7 @@ std::ifstream open_input(const std::string& path, const std::string& what) {
 
 std::string read_text_or_empty(const std::string& path) {
   std::error_code ec;
-  if (fs::is_directory(path, ec)) return "";
+  if (!fs::is_regular_file(path, ec)) return "";  // a folder, or a pipe that would block
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }

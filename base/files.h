@@ -6,12 +6,13 @@
 
 namespace gbasim {
 
-// Opens a file to read. Throws InputError naming it when it cannot be opened or is a folder
-// (which a stream would open, and then fail to read).
+// Opens a file to read. Throws InputError naming it when it cannot be opened, is a folder
+// (which a stream would open, and then fail to read) or a named pipe (whose open would wait
+// for a writer for ever; a pipe the shell made, /dev/fd/N, is read).
 std::ifstream open_input(const std::string& path, const std::string& what = "file");
 
-// A file's whole text, or "" when it cannot be read (for files gbasim wrote and redoes when
-// they are missing or bad).
+// A file's whole text, or "" when it is not a regular file or cannot be read (for files gbasim
+// wrote and redoes when they are missing or bad).
 std::string read_text_or_empty(const std::string& path);
 
 // Writes `text` (any bytes) to a temporary file beside `path`, synced to disk, then renames it

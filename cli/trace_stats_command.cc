@@ -1,4 +1,5 @@
 // gbasim trace-stats: what a simulated worker replaying a trace will see.
+#include <cmath>
 #include <boost/algorithm/string/split.hpp>
 #include <boost/program_options.hpp>
 #include <cstdio>
@@ -160,12 +161,15 @@ int run_trace_stats(const std::vector<std::string>& args) {
     throw po::error("--format must be auto, pai, alibaba-v2018, alibaba-v2017 or generic, not '" +
                     format + "'");
   if (!(mapping.min_speed > 0.0 && mapping.min_speed <= 1.0) ||
-      !(mapping.min_bandwidth > 0.0 && mapping.min_bandwidth <= 1.0) || mapping.load_share < 0.0 ||
-      mapping.net_share < 0.0) {
+      !(mapping.min_bandwidth > 0.0 && mapping.min_bandwidth <= 1.0) ||
+      !(mapping.load_share >= 0.0 && std::isfinite(mapping.load_share)) ||
+      !(mapping.net_share >= 0.0 && std::isfinite(mapping.net_share))) {
     throw po::error(
-        "--min-speed and --min-bandwidth must lie in (0, 1], the shares must not be "
+        "--min-speed and --min-bandwidth must lie in (0, 1], the shares must be numbers not "
         "negative");
   }
+  if (!(threshold >= 1.0 && std::isfinite(threshold)))
+    throw po::error("--threshold must be a slowdown of at least 1 (a finite number)");
   if (format != "pai") {
     std::vector<std::string> machines;
     if (!machine_list.empty())

@@ -149,11 +149,18 @@ enum class Cached { kMissing, kRead, kDamaged };
 // file of this key that is cut short, fails its checksum or holds ids outside their tables
 // is damaged.
 Cached read_cached(const std::string& path, const std::string& header, SyntheticData& d) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return Cached::kMissing;
+  if (!std::filesystem::is_regular_file(path, ec)) return Cached::kDamaged;  // a pipe would block
   std::ifstream in(path, std::ios::binary);
   if (!in) return Cached::kMissing;
   Reader reader(in);
   std::string found(header.size(), '\0');
-  if (!reader.get(found.data(), found.size()) || found != header) return Cached::kMissing;
+  const std::string magic = kCacheMagic;
+  if (!reader.get(found.data(), found.size()))  // shorter than a header: emptied or cut
+    return Cached::kDamaged;
+  if (found.compare(0, magic.size(), magic) != 0) return Cached::kDamaged;
+  if (found != header) return Cached::kMissing;
   reader.restart_sum();
   uint64_t stored = 0;
   const bool whole = get_dataset(reader, d.train) && get_dataset(reader, d.test) &&

@@ -13,6 +13,8 @@ namespace gbasim {
 
 namespace {
 
+constexpr int kXmlDepthLimit = 64;
+
 bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
          c == '-';
@@ -20,6 +22,17 @@ bool is_name_char(char c) {
 
 void check_value(const std::string& name, const std::string& value, long line,
                  const std::string& file) {
+  if (name.size() > 5 && name.compare(name.size() - 5, 5, "_file") == 0) {
+    // A profile file (speed_file, bandwidth_file, state_file, ...): SimGrid ends the process
+    // on one it cannot open. It looks beside the platform file, then in the working folder.
+    std::error_code ec;
+    const std::filesystem::path beside = std::filesystem::path(file).parent_path() / value;
+    if (!std::filesystem::is_regular_file(beside, ec) &&
+        !std::filesystem::is_regular_file(value, ec))
+      throw InputError(file + ": line " + std::to_string(line) + ": " + name + "=\"" + value +
+                       "\" names no file (beside the platform file or in the working folder)");
+    return;
+  }
   const bool core = name == "core", speed = name == "speed";
   const bool bandwidth = name == "bandwidth" || name == "bw" || name == "bw_in" ||
                          name == "bw_out" || name == "bb_bw";
@@ -49,11 +62,24 @@ void check_value(const std::string& name, const std::string& value, long line,
 void check_platform_xml_numbers(std::string_view text, const std::string& file) {
   long line = 1;
   size_t i = 0;
+  int depth = 0;  // of elements: SimGrid's reader corrupts its heap on thousands of zones
   while (i < text.size()) {
     const char c = text[i];
     if (c == '\n') {
       ++line;
       ++i;
+    } else if (c == '<' && i + 1 < text.size() && is_name_char(text[i + 1])) {
+      if (++depth > kXmlDepthLimit) {
+        throw InputError(file + ": line " + std::to_string(line) + ": elements nested more than " +
+                         std::to_string(kXmlDepthLimit) + " deep");
+      }
+      ++i;
+    } else if (c == '<' && i + 1 < text.size() && text[i + 1] == '/') {
+      --depth;
+      i += 2;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '>') {
+      --depth;
+      i += 2;
     } else if (text.compare(i, 4, "<!--") == 0) {  // a comment, to its end
       const size_t end = text.find("-->", i + 4);
       const size_t stop = end == std::string_view::npos ? text.size() : end + 3;

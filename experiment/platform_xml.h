@@ -12,7 +12,9 @@ namespace gbasim {
 // on: `core` below 1, a `speed` (each power state of a list) or a bandwidth (`bandwidth`,
 // `bw`, `bw_in`, `bw_out`, `bb_bw`) not positive, a latency (`lat`, `latency`, `bb_lat`)
 // negative, or any of these not a number. A value's unit ("Gf", "Gbps", "us") is SimGrid's to
-// read; only the number before it is checked here. Comments are skipped.
+// read; only the number before it is checked here. Comments are skipped. Also refused:
+// elements nested more than 64 deep, and a profile file (`speed_file`, `bandwidth_file`, any
+// `*_file`) found neither beside the platform file nor in the working folder.
 void check_platform_xml_numbers(std::string_view text, const std::string& file);
 
 // The same for the file at `path`, which must be a regular file (open_input's errors for a

@@ -823,6 +823,11 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
   }
   if (!(s.optimizer.learning_rate > 0.0)) fail("optimizer.learning_rate", "must be positive");
   if (!(s.optimizer.epsilon > 0.0)) fail("optimizer.epsilon", "must be positive");
+  if (!(s.optimizer.l2 >= 0.0)) fail("optimizer.l2", "must not be negative");
+  if (!(s.optimizer.beta1 >= 0.0 && s.optimizer.beta1 < 1.0))
+    fail("optimizer.beta1", "must lie in [0, 1)");
+  if (!(s.optimizer.beta2 >= 0.0 && s.optimizer.beta2 < 1.0))
+    fail("optimizer.beta2", "must lie in [0, 1)");
   if (!(s.optimizer.adagrad_initial >= 0.0))
     fail("optimizer.adagrad_initial", "must not be negative");
   const DataOptions& d = s.data;
