@@ -69,7 +69,7 @@ int run_calibrate(const std::vector<std::string>& args) {
   if (cores < 1 || cores > machine)
     throw po::error("--cores must lie in [1, " + std::to_string(machine) +
                     "], this machine's hardware threads, which the measurements use");
-  if (fit_runs < 1) throw po::error("--fit-runs must be at least 1");
+  if (fit_runs < 1 || fit_runs > 1000) throw po::error("--fit-runs must lie in [1, 1000]");
   if (given_sync.empty() != given_async.empty())
     throw po::error("--real-sync-s and --real-async-s go together");
   for (double t : given_sync)

@@ -378,6 +378,8 @@ int run_compare(const std::vector<std::string>& args) {
   }
   o.tune = !no_tune;
   if (!modes.empty()) {
+    if (modes.front() == ',' || modes.back() == ',' || modes.find(",,") != std::string::npos)
+      throw po::error("--modes: '" + modes + "' has an empty item");
     o.modes.clear();
     std::stringstream in(modes);
     for (std::string m; std::getline(in, m, ',');) {

@@ -48,6 +48,7 @@ int run_run(int argc, char** argv) {
   po::variables_map vm;
   if (!parse_options(args, desc, vm)) return 0;
   if (spec_path.empty()) throw po::error("--spec FILE is required");
+  if (vm.count("out") && out_path.empty()) throw po::error("--out: the file name is empty");
   if (!(progress_every_s > 0.0 && std::isfinite(progress_every_s)))
     throw po::error("--progress-every must be a positive number of seconds");
 

@@ -88,6 +88,10 @@ int run_sweep_with(const SweepSpec& sweep, std::vector<SweepPoint> points, const
 // file a task in `log_dir`) and returns the job id; throws InputError with sbatch's message.
 std::string submit_array(const SlurmSettings& slurm, const std::string& script, int tasks,
                          const std::string& log_dir);
+// Throws InputError for an sbatch option that gbasim sets itself (--array, --output,
+// --job-name, --parsable, and their short forms).
+void check_sbatch_options(const std::vector<std::string>& options);
+
 // The number of tasks of job `job_id` still queued or running (squeue): 0 once the job has
 // left the queue. Throws InputError with squeue's message when squeue itself fails (the
 // controller cannot be reached): an unknown count is never taken for an empty queue.

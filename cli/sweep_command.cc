@@ -487,6 +487,10 @@ int Sweep::run_task(const std::string& task_file) {
   fs::create_directories(out_ / "points");
   int failed = 0;
   const auto& names = doc["tasks"][task];
+  if (!names.is_array())
+    throw InputError(task_file + ": task " + task_id + " is not a list of point names");
+  for (const auto& n : names)
+    if (!n.is_string()) throw InputError(task_file + ": task " + task_id + " lists a point name that is not a string");
   for (size_t k = 0; k < names.size() && !interrupted; ++k) {
     const std::string name = names[k].get<std::string>();
     const auto it = index.find(name);
@@ -633,6 +637,7 @@ int run_sweep(const std::vector<std::string>& args) {
   if (!slurm.time.empty()) sweep.slurm.time = slurm.time;
   if (!slurm.mem.empty()) sweep.slurm.mem = slurm.mem;
   sweep.slurm.options.insert(sweep.slurm.options.end(), slurm.options.begin(), slurm.options.end());
+  check_sbatch_options(sweep.slurm.options);
   if (points_per_task > 0) sweep.slurm.points_per_task = points_per_task;
   std::vector<SweepPoint> points = plan_sweep(sweep);
   if (dry_run) {

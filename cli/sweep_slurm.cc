@@ -63,6 +63,21 @@ std::string trimmed(std::string s) {
 
 }  // namespace
 
+void check_sbatch_options(const std::vector<std::string>& options) {
+  for (const std::string& o : options) {
+    for (const char* own : {"--array", "--output", "--job-name", "--parsable", "-a", "-o", "-J"}) {
+      const std::string name = own;
+      const bool long_form = name.size() > 2;
+      if (o == name || (long_form && o.rfind(name + "=", 0) == 0) ||
+          (!long_form && o.rfind(name, 0) == 0)) {
+        throw InputError("sbatch option '" + o +
+                         "' is one gbasim sets itself (--array, --output, --job-name, "
+                         "--parsable): leave it out");
+      }
+    }
+  }
+}
+
 std::string submit_array(const SlurmSettings& slurm, const std::string& script, int tasks,
                          const std::string& log_dir) {
   std::vector<std::string> args{"sbatch", "--parsable", "--job-name=gbasim-sweep",

@@ -598,6 +598,13 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
   auto fail = [&](const std::string& key, const std::string& what) {
     throw InputError(source, key, what);
   };
+  // The pools' sizes first: the switching check below divides by them.
+  for (size_t i = 0; i < s.cluster.pools.size(); ++i) {
+    const PoolSpec& p = s.cluster.pools[i];
+    const std::string key = "cluster.pools[" + std::to_string(i) + "]";
+    if (p.workers < 1 || p.workers > 4096) fail(key + ".workers", "must lie in [1, 4096]");
+    if (p.local_batch < 1) fail(key + ".local_batch", "must be at least 1");
+  }
   try {
     validate(s.data.synthetic);
     validate(s.training);
@@ -748,8 +755,6 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
   for (size_t i = 0; i < c.pools.size(); ++i) {
     const PoolSpec& p = c.pools[i];
     const std::string key = "cluster.pools[" + std::to_string(i) + "]";
-    if (p.workers < 1 || p.workers > 4096) fail(key + ".workers", "must lie in [1, 4096]");
-    if (p.local_batch < 1) fail(key + ".local_batch", "must be at least 1");
     within(key + ".worker_speed", p.worker_speed, kMinSpeed, kMaxSpeed);
   }
   if (!c.pools.empty()) {

@@ -1,7 +1,13 @@
 #include "sim/cluster.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "base/error.h"
@@ -27,6 +33,37 @@ const std::vector<std::vector<std::pair<double, double>>>& bandwidth_changes(
 
 namespace {
 int stack_kib = 8192;  // SimGrid's default, until the engine is told otherwise
+
+// While SimGrid loads an XML platform, its standard error goes to a file; SimGrid ends the
+// process (abort) on platforms it cannot use in ways no check here foresees (a route declared
+// twice, a zone's malformed parameters). The handler then names the file and SimGrid's
+// message, without its backtrace, and exits 2 as for any bad input.
+struct PlatformLoad {
+  int saved_stderr = -1;  // standard error's own descriptor
+  int captured = -1;      // where SimGrid's output goes meanwhile
+  char file[1024] = {};
+};
+PlatformLoad loading;
+
+void platform_abort(int) {
+  char text[8192];
+  ssize_t n = 0;
+  if (::lseek(loading.captured, 0, SEEK_SET) == 0) n = ::read(loading.captured, text, sizeof text - 1);
+  text[n > 0 ? n : 0] = '\0';
+  // SimGrid's message: the text after "CRITICAL] " up to the end of its line.
+  const char* message = std::strstr(text, "CRITICAL] ");
+  message = message != nullptr ? message + 10 : "SimGrid stopped while reading it";
+  const char* end = std::strchr(message, '\n');
+  const size_t length = end != nullptr ? static_cast<size_t>(end - message) : std::strlen(message);
+  const int fd = loading.saved_stderr;
+  auto put = [fd](const char* s, size_t k) { (void)!::write(fd, s, k); };
+  put("gbasim: error: ", 15);
+  put(loading.file, std::strlen(loading.file));
+  put(": a platform SimGrid cannot use: ", 33);
+  put(message, length);
+  put("\n", 1);
+  ::_exit(2);
+}
 }  // namespace
 
 int actor_stack_kib() { return stack_kib; }
@@ -321,11 +358,39 @@ void Cluster::load_xml() {
   const ClusterSpec& c = spec_.cluster;
   const std::string& file = c.platform_xml_file.empty() ? c.platform_xml : c.platform_xml_file;
   check_platform_xml_file(file);  // a missing file, a folder, or numbers SimGrid dies of
+  std::fflush(stderr);
+  std::snprintf(loading.file, sizeof loading.file, "%s", file.c_str());
+  char captured_name[] = "/tmp/gbasim-platform-XXXXXX";
+  loading.captured = ::mkstemp(captured_name);
+  if (loading.captured >= 0) {
+    ::unlink(captured_name);
+    loading.saved_stderr = ::dup(STDERR_FILENO);
+    ::dup2(loading.captured, STDERR_FILENO);
+  }
+  struct sigaction abort_action {}, before {};
+  abort_action.sa_handler = platform_abort;
+  ::sigaction(SIGABRT, &abort_action, &before);
+  auto restore = [&] {
+    ::sigaction(SIGABRT, &before, nullptr);
+    if (loading.captured < 0) return;
+    std::fflush(stderr);
+    ::dup2(loading.saved_stderr, STDERR_FILENO);
+    // What SimGrid said without stopping (warnings) is passed on.
+    char text[4096];
+    ::lseek(loading.captured, 0, SEEK_SET);
+    for (ssize_t n; (n = ::read(loading.captured, text, sizeof text)) > 0;)
+      (void)!::write(STDERR_FILENO, text, static_cast<size_t>(n));
+    ::close(loading.captured);
+    ::close(loading.saved_stderr);
+    loading.captured = loading.saved_stderr = -1;
+  };
   try {
     sg4::Engine::get_instance()->load_platform(file);
   } catch (const std::exception& e) {
+    restore();
     throw InputError(file + ": not a SimGrid platform SimGrid can read (" + e.what() + ")");
   }
+  restore();
   auto host = [&](const std::string& name, const std::string& key) {
     sg4::Host* h = sg4::Host::by_name_or_null(name);
     if (h == nullptr) throw InputError(file, key, "names host '" + name + "', which the file lacks");
