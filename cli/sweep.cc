@@ -139,7 +139,7 @@ std::string hash_of(const std::vector<std::string>& texts) {
 
 // Names that two values share once made file-name safe ("a b" and "a-b"), or that are too long
 // for a file name, get a hash of the point's overrides, so that no two points write one file.
-void make_names_safe(std::vector<SweepPoint>& points) {
+void make_names_safe(std::vector<SweepPoint>& points, const std::string& source) {
   constexpr size_t kMaxName = 200, kReadable = 160;  // file names may have 255 bytes
   std::map<std::string, int> uses;
   for (const auto& p : points) ++uses[p.name];
@@ -147,8 +147,10 @@ void make_names_safe(std::vector<SweepPoint>& points) {
   for (auto& p : points) {
     if (uses[p.name] > 1 || p.name.size() > kMaxName)
       p.name = p.name.substr(0, kReadable) + "~" + hash_of(p.overrides);
-    if (!names.insert(p.name).second)
-      throw InputError("sweep: two points would be named '" + p.name + "'");
+    if (!names.insert(p.name).second) {
+      throw InputError(source + ": point '" + p.name +
+                       "' comes twice (an axis, or the seeds, lists a value twice)");
+    }
   }
 }
 
@@ -204,11 +206,16 @@ std::vector<SweepPoint> plan_sweep(const SweepSpec& sweep) {
       std::string where;
       for (size_t a = 0; a < sweep.axes.size(); ++a)
         where += (a ? ", " : "") + sweep.axes[a].key + "=" + value_text(p.values[a]);
-      throw InputError(sweep.path + ": point " + where + ": " + e.what());
+      // An error of the base spec's file itself names the key that named it.
+      const std::string what = e.what();
+      const std::string base_error = what.rfind(sweep.base + ":", 0) == 0 && e.key().empty()
+                                         ? " ('base')"
+                                         : "";
+      throw InputError(sweep.path + ": point " + where + ": " + what + base_error);
     }
     points.push_back(std::move(p));
   }
-  make_names_safe(points);
+  make_names_safe(points, sweep.path);
   return points;
 }
 

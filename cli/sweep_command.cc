@@ -178,7 +178,10 @@ pid_t Sweep::launch(size_t i) {
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw InputError(std::string("cannot start gbasim run: ") + std::strerror(rc));
+  if (rc != 0) {
+    throw InputError(std::string("cannot start gbasim run for point ") + points_[i].name + " (its log " +
+                     log + "): " + std::strerror(rc));
+  }
   return pid;
 }
 
@@ -349,6 +352,11 @@ int Sweep::submit(bool wait) {
   const fs::path job_file = slurm / "job";
   if (fs::exists(job_file)) {
     const std::string job = last_line(job_file);
+    if (job.empty() || job.find_first_not_of("0123456789") != std::string::npos) {
+      throw InputError(job_file.string() + ": not a Slurm job id ('" + job +
+                       "'), so gbasim cannot tell whether this sweep's job still runs: check "
+                       "with squeue, then remove the file to submit again");
+    }
     if (const int queued = tasks_in_queue(job); queued > 0) {
       if (wait) {
         std::cerr << "gbasim sweep: Slurm job " << job << " of this sweep still has " << queued
@@ -649,7 +657,11 @@ int run_sweep(const std::vector<std::string>& args) {
     return 0;
   }
   const fs::path out = out_dir.empty() ? fs::path(spec_path).parent_path() : fs::path(out_dir);
-  check_output_folder(out.empty() ? "." : out.string(), "sweep's output folder");
+  const fs::path folder = out.empty() ? fs::path(".") : out;
+  check_output_folder(folder.string(), "sweep's output folder");
+  check_output_folder((folder / "points").string(), "points folder");
+  check_output_file((folder / "summary.csv").string(), "summary");
+  if (launcher == "slurm") check_output_folder((folder / "slurm").string(), "Slurm folder");
   SweepLaunch launch;
   launch.jobs = jobs;
   launch.wait = wait;

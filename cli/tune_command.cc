@@ -293,6 +293,9 @@ int run_tune(const std::vector<std::string>& args) {
   if (o.out.empty()) o.out = "out/tune-" + fs::path(o.spec).stem().string();
   if (o.fragment.empty()) o.fragment = (fs::path(o.out) / "tuned.json").string();
   check_output_folder(o.out, "work folder");
+  check_output_folder((fs::path(o.out) / "points").string(), "points folder");
+  for (const char* name : {"tune.json", "summary.csv"})
+    check_output_file((fs::path(o.out) / name).string(), "tuning record");
   check_output_file(o.fragment, "fragment");
   return tune_sync(o) ? 0 : 130;
 }

@@ -211,7 +211,7 @@ SyntheticData cached_synthetic(const SyntheticConfig& config, const std::string&
   if (cached == Cached::kRead) return d;
   if (cached == Cached::kDamaged) {
     std::fprintf(stderr,
-                 "gbasim: warning: the data cache file %s is damaged (cut short, a checksum "
+                 "gbasim: warning: the data cache file %s (GBASIM_DATA_CACHE) is damaged (cut short, a checksum "
                  "that does not match, or ids outside their tables); generating the data "
                  "again and replacing it\n",
                  path.c_str());

@@ -46,7 +46,7 @@ ReplayedTrace load_trace(const ExperimentSpec& spec) {
     }
   } catch (const InputError& e) {
     if (!e.key().empty()) throw e.in_file(g.trace_path);  // a key the trace does not match
-    throw InputError(std::string("'stragglers.trace': ") + e.what());
+    throw InputError(std::string("'stragglers.trace.path': ") + e.what());
   }
   return trace;
 }

@@ -317,7 +317,7 @@ grep -q "short.csv:2: expected 9 columns, found 7" <<<"$msg" || fail "a short us
 # calibrate refuses a fit on no runs before measuring anything, and writes nothing.
 echo '{"training": {"workers": 2}}' >"$work/calib.json"
 msg=$("$gbasim" calibrate --spec "$work/calib.json" --fit-runs 0 --out "$work/calibrated.json" 2>&1); rc=$?
-[ $rc -eq 2 ] && grep -q -- "--fit-runs must be at least 1" <<<"$msg" || fail "calibrate --fit-runs 0: $rc $msg"
+[ $rc -eq 2 ] && grep -qF -- "--fit-runs must lie in [1, 1000]" <<<"$msg" || fail "calibrate --fit-runs 0: $rc $msg"
 [ ! -e "$work/calibrated.json" ] || fail "a refused calibration must write no platform"
 msg=$("$gbasim" calibrate --spec "$work/calib.json" --real-sync-s 1.2 1.3 --out "$work/calibrated.json" 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q -- "--real-sync-s and --real-async-s go together" <<<"$msg" \

@@ -21,8 +21,9 @@ A case's keys:
   args      the program's arguments (default: run --spec spec.json -q --out out/result.json);
             {repo} and {shared} stand for the repository and ../shared
   program   "gbasim" (default) or "gbasim-mpi" (through scripts/mpirun.sh with "ranks")
-  exit      the expected exit code (default 2)
+  exit      the expected exit code (default 2), or a list of codes any of which passes
   words     strings the output must contain
+  not_words strings the output must not contain (a leaked exception, a claim that is wrong)
   writes    {path: status}: files the program must write; a result's "status" must be the one
             given ("" for a file that is not a result)
   changes   folders whose contents the program may write (a sweep's output)
@@ -164,11 +165,14 @@ def run_case(case, gbasim, gbasim_mpi):
             if word in output:
                 return name, f"crashed ('{word}'): {short}"
         want = case.get("exit", 2)
-        if done.returncode != want:
+        if done.returncode not in (want if isinstance(want, list) else [want]):
             return name, f"exit {done.returncode}, expected {want}: {short}"
         for word in case.get("words", []):
             if expand(word, work) not in output:
                 return name, f"no '{word}' in the output: {short}"
+        for word in case.get("not_words", []):
+            if expand(word, work) in output:
+                return name, f"'{word}' in the output: {short}"
         after = snapshot(work)
         writes = case.get("writes", {})
         for path, status in writes.items():

@@ -340,7 +340,7 @@ TEST(Mpi, ABadTraceStopsEveryRankWithAnError) {
                                    "--set stragglers.trace.path=/nonexistent/trace.csv -q --out " +
                                    own_file("result.json"));
   EXPECT_EQ(run.exit_code, 2) << run.output;
-  EXPECT_NE(run.output.find("'stragglers.trace': /nonexistent/trace.csv: cannot open"),
+  EXPECT_NE(run.output.find("'stragglers.trace.path': /nonexistent/trace.csv: cannot open"),
             std::string::npos)
       << run.output;
 }
