@@ -160,14 +160,14 @@ int run_trace_stats(const std::vector<std::string>& args) {
   if (format != "pai" && !is_usage_format(format))
     throw po::error("--format must be auto, pai, alibaba-v2018, alibaba-v2017 or generic, not '" +
                     format + "'");
-  if (!(mapping.min_speed > 0.0 && mapping.min_speed <= 1.0) ||
-      !(mapping.min_bandwidth > 0.0 && mapping.min_bandwidth <= 1.0) ||
-      !(mapping.load_share >= 0.0 && std::isfinite(mapping.load_share)) ||
-      !(mapping.net_share >= 0.0 && std::isfinite(mapping.net_share))) {
-    throw po::error(
-        "--min-speed and --min-bandwidth must lie in (0, 1], the shares must be numbers not "
-        "negative");
-  }
+  if (!(mapping.min_speed > 0.0 && mapping.min_speed <= 1.0))
+    throw po::error("--min-speed must lie in (0, 1]");
+  if (!(mapping.min_bandwidth > 0.0 && mapping.min_bandwidth <= 1.0))
+    throw po::error("--min-bandwidth must lie in (0, 1]");
+  if (!(mapping.load_share >= 0.0 && std::isfinite(mapping.load_share)))
+    throw po::error("--load-share must be a number, not negative");
+  if (!(mapping.net_share >= 0.0 && std::isfinite(mapping.net_share)))
+    throw po::error("--net-share must be a number, not negative");
   if (!(threshold >= 1.0 && std::isfinite(threshold)))
     throw po::error("--threshold must be a slowdown of at least 1 (a finite number)");
   if (format != "pai") {

@@ -6,7 +6,8 @@
 #
 # ROUNDS rounds of five real runs, in turn (one more before them warms the machine up): the
 # spec's sync and async without stragglers, then its sync, async and GBA, each round starting
-# one further along, so that a slow spell of the machine falls on all of them alike. Then one
+# one further along, so that a slow spell of the machine falls on all of them alike (a sixth
+# run, gba-queue, is GBA with data.sharding "queue": the server hands out every batch). Then one
 # calibration (gbasim calibrate --help): microbenchmarks, and the message latency and the
 # server's work per push fitted to the medians of the straggler-free runs, which saw the
 # machine as the compared runs did; and simulations on it: sync once (the simulator is
@@ -59,13 +60,14 @@ real() {  # NAME MODE [--set ...]: one real run into runs/NAME.json
 }
 echo "sim_vs_real.sh: one run to warm the machine up" >&2
 real warm-up sync "${free[@]}"
-jobs=(free-sync free-async sync async gba)
+jobs=(free-sync free-async sync async gba gba-queue)
 for round in $(seq 1 "$rounds"); do
-  for k in 0 1 2 3 4; do
-    job=${jobs[$(((round - 1 + k) % 5))]}
+  for k in 0 1 2 3 4 5; do
+    job=${jobs[$(((round - 1 + k) % 6))]}
     echo "sim_vs_real.sh: round $round of $rounds: $job" >&2
     case $job in
       free-*) real "$job-$round" "${job#free-}" "${free[@]}" ;;
+      gba-queue) real "real-$job-$round" gba --set data.sharding=queue ;;
       *) real "real-$job-$round" "$job" ;;
     esac
   done
@@ -86,11 +88,14 @@ platform=$out/platform.json  # out is absolute
 echo "sim_vs_real.sh: simulating sync once, async and GBA once per order of service 1 to $rounds" >&2
 ./build/bin/gbasim run --spec "$spec" --set training.mode=sync --set cluster.platform="$platform" \
   "${costs[@]}" -q --out "$out/runs/sim-sync.json" >/dev/null
-for mode in async gba; do  # one simulation per order of service (docs/spec.md: ps_service_seed)
-  rm -f "$out/runs/sim-$mode.json" "$out/runs/sim-$mode-"*.json  # none left from other rounds
+for job in async gba gba-queue; do  # one simulation per order of service (docs/spec.md: ps_service_seed)
+  mode=${job%-queue} sharding=()
+  [ "$job" = gba-queue ] && sharding=(--set data.sharding=queue)
+  rm -f "$out/runs/sim-$job.json" "$out/runs/sim-$job-"[0-9]*.json  # none left from other rounds
   for seed in $(seq 1 "$rounds"); do
     ./build/bin/gbasim run --spec "$spec" --set training.mode=$mode --set cluster.platform="$platform" \
-      "${costs[@]}" --set cluster.ps_service_seed="$seed" -q --out "$out/runs/sim-$mode-$seed.json" >/dev/null
+      "${costs[@]}" "${sharding[@]}" --set cluster.ps_service_seed="$seed" -q \
+      --out "$out/runs/sim-$job-$seed.json" >/dev/null
   done
 done
 /usr/bin/python3 scripts/sim_vs_real_table.py "$out" "$rounds"

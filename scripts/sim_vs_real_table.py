@@ -17,6 +17,7 @@ import glob
 import io
 import json
 import os
+import re
 import statistics
 import sys
 
@@ -59,9 +60,13 @@ def main():
               "real_mean_staleness", "sim_mean_staleness"]]
     target = None
     worst = 0.0
-    for mode in ["sync", "async", "gba"]:
-        paths = sorted(glob.glob(f"{out}/runs/sim-{mode}.json") +
-                       glob.glob(f"{out}/runs/sim-{mode}-*.json"))
+    # gba-queue: GBA with data.sharding "queue" (the server hands out the batches), where the
+    # folder has it (older measurements do not).
+    modes = ["sync", "async", "gba"] + (
+        ["gba-queue"] if glob.glob(f"{out}/runs/real-gba-queue-*.json") else [])
+    for mode in modes:
+        paths = sorted(p for p in glob.glob(f"{out}/runs/sim-{mode}*.json")
+                       if re.fullmatch(rf"sim-{re.escape(mode)}(-\d+)?\.json", os.path.basename(p)))
         if not paths:
             sys.exit(f"sim_vs_real_table.py: no simulation of {mode} in {out}/runs/")
         sims = [json.load(open(p)) for p in paths]

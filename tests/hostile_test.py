@@ -129,8 +129,10 @@ def run_case(case, gbasim, gbasim_mpi):
         for path in case.get("dirs", []):
             os.makedirs(os.path.join(work, path), exist_ok=True)
         for path, target in case.get("links", {}).items():
+            os.makedirs(os.path.dirname(os.path.join(work, path)), exist_ok=True)
             os.symlink(expand(target, work), os.path.join(work, path))
         for path in case.get("fifos", []):
+            os.makedirs(os.path.dirname(os.path.join(work, path)), exist_ok=True)
             os.mkfifo(os.path.join(work, path))
         for path in case.get("executable", []):
             os.chmod(os.path.join(work, path), 0o755)
