@@ -4,10 +4,11 @@
 # on this machine (4 ranks for sync, 5 with the server otherwise, sharing its cores) and
 # simulated on the platform `gbasim calibrate` measures here, for sync, async and GBA.
 #
-# ROUNDS rounds of five real runs, in turn (one more before them warms the machine up): the
-# spec's sync and async without stragglers, then its sync, async and GBA, each round starting
-# one further along, so that a slow spell of the machine falls on all of them alike (a sixth
-# run, gba-queue, is GBA with data.sharding "queue": the server hands out every batch). Then one
+# ROUNDS rounds of six real runs, in turn (one more before them warms the machine up): the
+# spec's sync and async without stragglers, then its sync, async and GBA, and GBA with
+# data.sharding "queue" (the server hands out every batch; "gba-queue" in the table), each
+# round starting one further along, so that a slow spell of the machine falls on all of them
+# alike. Then one
 # calibration (gbasim calibrate --help): microbenchmarks, and the message latency and the
 # server's work per push fitted to the medians of the straggler-free runs, which saw the
 # machine as the compared runs did; and simulations on it: sync once (the simulator is
