@@ -1,5 +1,6 @@
 #include "cli/sweep.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -64,14 +65,21 @@ SweepSpec load_sweep(const std::string& path) {
       for (const auto& [k, v] : value.items()) {
         if (!v.is_array() || v.empty()) fail("axes." + k, "must be a non-empty list of values");
         SweepAxis axis{k, {}};
-        for (const auto& e : v) axis.values.push_back(nlohmann::json(e));
+        for (const auto& e : v) {
+          if (std::find(axis.values.begin(), axis.values.end(), e) != axis.values.end())
+            fail("axes." + k, "lists the value " + e.dump() + " twice");
+          axis.values.push_back(nlohmann::json(e));
+        }
         sweep.axes.push_back(std::move(axis));
       }
     } else if (key == "seeds") {
       if (!value.is_array() || value.empty()) fail(key, "must be a non-empty list of seeds");
       for (const auto& e : value) {
         if (!e.is_number_unsigned()) fail(key, "must list non-negative integers");
-        sweep.seeds.push_back(e.get<uint64_t>());
+        const uint64_t seed = e.get<uint64_t>();
+        if (std::find(sweep.seeds.begin(), sweep.seeds.end(), seed) != sweep.seeds.end())
+          fail(key, "lists seed " + std::to_string(seed) + " twice");
+        sweep.seeds.push_back(seed);
       }
     } else if (key == "description") {
       if (!value.is_string()) fail(key, "must be a string");

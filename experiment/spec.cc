@@ -312,6 +312,15 @@ class Reader {
   void field(const char* key, T& out) {
     const Json* j = lookup(key);
     if (j == nullptr) return;
+    if constexpr (std::is_same_v<T, std::vector<PoolSpec>>) {  // an unknown key, by its name
+      for (size_t i = 0; j->is_array() && i < j->size(); ++i) {
+        if (!(*j)[i].is_object()) continue;
+        for (const auto& [k, v] : (*j)[i].items()) {
+          if (k != "workers" && k != "local_batch" && k != "worker_speed")
+            throw InputError::unknown_key(source_, path(key) + "[" + std::to_string(i) + "]." + k);
+        }
+      }
+    }
     if (!has_type<T>(*j)) fail(key, std::string("must be ") + type_name<T>());
     if (!finite(*j)) fail(key, "must be a finite number (a value overflows a double)");
     if (!utf8(*j)) fail(key, "is not valid UTF-8 text");
