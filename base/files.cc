@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <iterator>
 #include <system_error>
 
@@ -65,16 +66,31 @@ int write_all(int fd, const std::string& text) {
   return 0;
 }
 
+// Pipes given as outputs, opened when check_output_file looked at them (a pipe nobody reads is
+// found then, before any work) and kept open for every write: closing one would tell its
+// reader the output has ended.
+std::map<std::string, int>& held_pipes() {
+  static std::map<std::string, int> pipes;
+  return pipes;
+}
+
+std::string no_reader_or(int error) {
+  return error == ENXIO ? std::string("a pipe that nobody reads") : std::string(std::strerror(error));
+}
+
 // A character device (/dev/null, a terminal), a pipe or a file the process has open
 // (/dev/stdout) is written in place, at its end: replacing it with a regular file would
 // destroy it. A pipe nobody reads is refused rather than waited on.
 void write_in_place(const std::string& path, const std::string& text) {
+  if (const auto held = held_pipes().find(path); held != held_pipes().end()) {
+    const int error = write_all(held->second, text);
+    if (error != 0) throw InputError(path + ": write failed: " + no_reader_or(error));
+    return;
+  }
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     const int error = errno;
-    throw InputError(path + ": cannot write: " +
-                     (error == ENXIO ? std::string("a pipe that nobody reads")
-                                     : std::string(std::strerror(error))));
+    throw InputError(path + ": cannot write: " + no_reader_or(error));
   }
   int error = write_all(fd, text);
   if (::close(fd) != 0 && error == 0) error = errno;
@@ -136,6 +152,11 @@ void check_output_file(const std::string& path, const std::string& what) {
   if (path.empty()) throw InputError("the " + what + " has an empty file name");
   struct stat st{};
   if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISFIFO(st.st_mode) && !held_pipes().count(path)) {  // its reader must be there now
+      const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0) throw InputError(path + ": cannot write the " + what + ": " + no_reader_or(errno));
+      held_pipes()[path] = fd;
+    }
     if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return;  // written in place
     if (S_ISREG(st.st_mode) && is_open_file(follow_links(path))) return;
     if (!S_ISREG(st.st_mode))

@@ -120,7 +120,7 @@ check_spec_error '{"cluster": {"topology": "torus", "torus": {"dimensions": [4, 
 check_spec_error '{"cluster": {"topology": "dragonfly", "dragonfly": {"routers": [2]}}}' "'cluster.dragonfly.routers' must be [count, links]"
 check_spec_error '{"cluster": {"topology": "dragonfly", "dragonfly": {"nodes_per_router": 1, "groups": [1, 1]}}}' "'cluster.dragonfly' makes 4 leaves (groups x chassis x routers x nodes_per_router), and the cluster has"
 check_spec_error '{"cluster": {"pools": [{"workers": 4}]}}' "'cluster.pools' take training only by a scheduled switch"
-check_spec_error '{"cluster": {"pools": [{"workers": 4, "speed": 1}]}}' "'cluster.pools' must be a list of"
+check_spec_error '{"cluster": {"pools": [{"workers": 4, "speed": 1}]}}' "unknown key 'cluster.pools[0].speed'"
 check_spec_error '{"cluster": {"pools": [{"workers": 0}]}, "training": {"switching": {"at_steps": [[5, "gba@1"]]}}}' "'cluster.pools[0].workers' must lie in [1, 4096]"
 check_spec_error '{"cluster": {"pools": [{"workers": 4, "local_batch": 64}]}, "training": {"switching": {"at_steps": [[5, "sync@1"]]}}}' "runs sync on pool 1, whose workers x local batch (4 x 64) is not the global batch"
 check_spec_error '{"cluster": {"pools": [{"workers": 4}]}, "training": {"switching": {"at_steps": [[5, "gba@2"]]}}}' "names pool 2, and there are 2"
