@@ -66,8 +66,11 @@ SweepSpec load_sweep(const std::string& path) {
         if (!v.is_array() || v.empty()) fail("axes." + k, "must be a non-empty list of values");
         SweepAxis axis{k, {}};
         for (const auto& e : v) {
-          if (std::find(axis.values.begin(), axis.values.end(), e) != axis.values.end())
-            fail("axes." + k, "lists the value " + e.dump() + " twice");
+          // By their text: clang finds nlohmann's == ambiguous under C++20's reversed operators.
+          const std::string text = e.dump();
+          if (std::any_of(axis.values.begin(), axis.values.end(),
+                          [&](const nlohmann::json& x) { return x.dump() == text; }))
+            fail("axes." + k, "lists the value " + text + " twice");
           axis.values.push_back(nlohmann::json(e));
         }
         sweep.axes.push_back(std::move(axis));

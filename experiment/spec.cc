@@ -578,9 +578,9 @@ SwitchPolicy switch_policy(const SwitchingSpec& spec) {
   };
   for (size_t i = 0; i < spec.at_steps.size(); ++i) {
     const double step = spec.at_steps[i].first;
-    if (!(step >= 0.0) || step != std::floor(step)) {
+    if (!(step >= 0.0 && step <= 1e15) || step != std::floor(step)) {
       throw InputError("'training.switching.at_steps[" + std::to_string(i) +
-                       "]' the step must be a non-negative integer");
+                       "]' the step must be an integer in [0, 1e15]");
     }
     const auto [mode, pool] = target("at_steps", i, spec.at_steps[i].second);
     p.at_steps.push_back({static_cast<int64_t>(step), mode, pool});
