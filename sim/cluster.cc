@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "base/error.h"
@@ -360,10 +361,12 @@ void Cluster::load_xml() {
   check_platform_xml_file(file);  // a missing file, a folder, or numbers SimGrid dies of
   std::fflush(stderr);
   std::snprintf(loading.file, sizeof loading.file, "%s", file.c_str());
-  char captured_name[] = "/tmp/gbasim-platform-XXXXXX";
-  loading.captured = ::mkstemp(captured_name);
+  std::error_code ec;
+  std::string captured_name =
+      (std::filesystem::temp_directory_path(ec) / "gbasim-platform-XXXXXX").string();
+  loading.captured = ::mkstemp(captured_name.data());
   if (loading.captured >= 0) {
-    ::unlink(captured_name);
+    ::unlink(captured_name.c_str());
     loading.saved_stderr = ::dup(STDERR_FILENO);
     ::dup2(loading.captured, STDERR_FILENO);
   }

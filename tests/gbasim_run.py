@@ -2,24 +2,16 @@
 the test's end with gbasim's error."""
 import json
 import os
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from outputs import run_json  # noqa: E402
 
 
 def _output(command, sets):
     """Runs `command` with the "key=value" overrides `sets` and "--out FILE"; returns FILE's
-    JSON."""
-    with tempfile.TemporaryDirectory() as work:
-        out = os.path.join(work, "out.json")
-        command = command + ["--out", out]
-        for s in sets:
-            command += ["--set", s]
-        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if done.returncode != 0:
-            sys.exit(f"FAIL: {' '.join(command)}: {done.stderr.strip()}")
-        with open(out) as f:
-            return json.load(f)
+    JSON, or ends the test with gbasim's error (scripts/outputs.py's run_json)."""
+    return run_json(command, sets, "FAIL")
 
 
 def run_result(gbasim, spec, sets):
