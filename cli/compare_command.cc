@@ -401,6 +401,8 @@ int run_compare(const std::vector<std::string>& args) {
   if (o.out.empty()) o.out = "out/compare-" + fs::path(o.spec).stem().string();
   check_output_folder(o.out, "output folder");
   check_output_folder((fs::path(o.out) / "points").string(), "points folder");
+  check_points_folder((fs::path(o.out) / "points").string());
+  check_points_folder((fs::path(o.out) / "tune" / "points").string());
   for (const char* name : {"compare.json", "compare.md", "summary.csv"})
     check_output_file((fs::path(o.out) / name).string(), "comparison");
   return compare(o);

@@ -57,6 +57,11 @@ std::vector<SweepPoint> plan_sweep(const SweepSpec& sweep);
 // letters, digits, '.', '+' and '-' become '-'.
 std::string name_part(const nlohmann::json& value);
 
+// Refuses, before anything is written, an entry of a points folder (OUT/points) that is not a
+// regular file nor a link to one: gbasim writes only files there, and a folder, a pipe or a
+// device in a point's place would fail its run half-way, after the summary was written.
+void check_points_folder(const std::string& folder);
+
 // The summary CSV's header and a point's row. `result` is the point's result JSON (null
 // when it has none); `status` is "done", "failed" or "pending".
 std::vector<std::string> summary_header(const SweepSpec& sweep);

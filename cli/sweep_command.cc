@@ -107,6 +107,8 @@ class Sweep {
   fs::path file(size_t i, const char* ext) const {
     return out_ / "points" / (points_[i].name + ext);
   }
+  // check_points_folder on OUT/points.
+  void check_point_files() const;
   // Whether point i has a result of this very spec, which is then loaded.
   bool finished(size_t i);
   // Takes point i's lock (false: another process runs it).
@@ -127,6 +129,8 @@ class Sweep {
   std::vector<PointState> state_;
   std::map<size_t, int> locks_;  // point -> the descriptor holding its lock
 };
+
+void Sweep::check_point_files() const { check_points_folder((out_ / "points").string()); }
 
 bool Sweep::lock(size_t i) {
   const int fd = try_lock(file(i, ".lock"));
@@ -213,6 +217,7 @@ void Sweep::write_summary() const {
 }
 
 int Sweep::run() {
+  check_point_files();
   fs::create_directories(out_ / "points");
   std::vector<size_t> queue;
   for (size_t i = 0; i < points_.size(); ++i)
@@ -348,6 +353,7 @@ int Sweep::summarize() {
 }
 
 int Sweep::submit(bool wait) {
+  check_point_files();
   const fs::path slurm = out_ / "slurm";
   const fs::path job_file = slurm / "job";
   if (fs::exists(job_file)) {
@@ -468,6 +474,7 @@ int Sweep::follow(const std::string& job) {
 }
 
 int Sweep::run_task(const std::string& task_file) {
+  check_point_files();
   const char* id_text = std::getenv("SLURM_ARRAY_TASK_ID");
   if (id_text == nullptr)
     throw InputError("--slurm-task: SLURM_ARRAY_TASK_ID is not set (this runs inside a Slurm array task)");
@@ -492,20 +499,20 @@ int Sweep::run_task(const std::string& task_file) {
   action.sa_handler = on_signal;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
-  fs::create_directories(out_ / "points");
-  int failed = 0;
   const auto& names = doc["tasks"][task];
   if (!names.is_array())
     throw InputError(task_file + ": task " + task_id + " is not a list of point names");
-  for (const auto& n : names)
+  for (const auto& n : names) {
     if (!n.is_string()) throw InputError(task_file + ": task " + task_id + " lists a point name that is not a string");
+    if (index.count(n.get<std::string>()) == 0)
+      throw InputError(task_file + ": point '" + n.get<std::string>() + "' is not a point of " +
+                       spec_.path + " (the sweep changed since it was submitted)");
+  }
+  fs::create_directories(out_ / "points");
+  int failed = 0;
   for (size_t k = 0; k < names.size() && !interrupted; ++k) {
     const std::string name = names[k].get<std::string>();
-    const auto it = index.find(name);
-    if (it == index.end())
-      throw InputError(task_file + ": point '" + name + "' is not a point of " + spec_.path +
-                       " (the sweep changed since it was submitted)");
-    const size_t i = it->second;
+    const size_t i = index.at(name);  // every name was found above
     if (!lock(i)) {
       std::cerr << "gbasim sweep: " << name << ": another process runs it now; left to it\n";
       continue;
@@ -543,6 +550,21 @@ int Sweep::run_task(const std::string& task_file) {
 }
 
 }  // namespace
+
+void check_points_folder(const std::string& folder) {
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) return;  // nothing there yet, nothing in the way
+  for (const fs::directory_entry& entry : fs::directory_iterator(folder, ec)) {
+    const fs::file_type type = entry.status(ec).type();
+    if (type == fs::file_type::regular || type == fs::file_type::not_found) continue;
+    throw InputError(entry.path().string() + ": in the points folder, where gbasim writes only "
+                     "files, " + (type == fs::file_type::directory ? "a folder"
+                                  : type == fs::file_type::fifo    ? "a named pipe"
+                                                                    : "something not a file") +
+                     " is in the way; move it away (nothing was run or written)");
+  }
+  if (ec) throw InputError(folder + ": cannot list: " + ec.message());
+}
 
 void draw_convergence(const std::string& out, const std::string& who) {
   const fs::path exe = fs::read_symlink("/proc/self/exe");
@@ -660,6 +682,7 @@ int run_sweep(const std::vector<std::string>& args) {
   const fs::path folder = out.empty() ? fs::path(".") : out;
   check_output_folder(folder.string(), "sweep's output folder");
   check_output_folder((folder / "points").string(), "points folder");
+  check_points_folder((folder / "points").string());
   check_output_file((folder / "summary.csv").string(), "summary");
   if (launcher == "slurm") check_output_folder((folder / "slurm").string(), "Slurm folder");
   SweepLaunch launch;

@@ -294,6 +294,7 @@ int run_tune(const std::vector<std::string>& args) {
   if (o.fragment.empty()) o.fragment = (fs::path(o.out) / "tuned.json").string();
   check_output_folder(o.out, "work folder");
   check_output_folder((fs::path(o.out) / "points").string(), "points folder");
+  check_points_folder((fs::path(o.out) / "points").string());
   for (const char* name : {"tune.json", "summary.csv"})
     check_output_file((fs::path(o.out) / name).string(), "tuning record");
   check_output_file(o.fragment, "fragment");
