@@ -99,14 +99,12 @@ int main(int argc, char** argv) {
     }
     if (spec_path.empty()) throw po::error("--spec FILE is required");
     spec = gbasim::load_spec(spec_path, overrides);
-    if (!spec.cluster.pools.empty()) {
-      throw gbasim::InputError(spec_path, "cluster.pools",
-                               "is for the simulator: gbasim-mpi runs one pool of ranks");
-    }
     const int needed = gbasim::ranks_needed(spec);
     if (size != needed) {
       throw gbasim::InputError(spec_path + ": " + gbasim::mode_name(spec.training.mode) + " with " +
-                               std::to_string(spec.training.num_workers) + " workers needs " +
+                               std::to_string(gbasim::total_workers(spec)) +
+                               (spec.cluster.pools.empty() ? "" : " workers in all its pools") +
+                               (spec.cluster.pools.empty() ? " workers needs " : " needs ") +
                                std::to_string(needed) + " ranks (" +
                                (needed == spec.training.num_workers ? "one per worker"
                                                                      : "a server and one per worker") +

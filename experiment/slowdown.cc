@@ -8,7 +8,7 @@ namespace gbasim {
 RankSlowdown::RankSlowdown(const ExperimentSpec& spec, const ReplayedTrace& trace, int worker)
     : spec_(spec),
       worker_(worker),
-      persistent_(persistent_slowdowns(spec.stragglers, spec.training.num_workers).at(worker)),
+      persistent_(persistent_slowdowns(spec.stragglers, total_workers(spec)).at(worker)),
       trace_(trace) {}
 
 double RankSlowdown::factor(int64_t step, double elapsed_s) {
@@ -43,6 +43,8 @@ std::string RankSlowdown::not_injected(const ExperimentSpec& spec) {
   if (is_usage_format(g.trace_format)) left += " the usage trace's bandwidth factors;";
   if (g.failure_rate_per_s > 0.0 || g.server_failure_rate_per_s > 0.0)
     left += " worker and server failures (stragglers.failures);";
+  if (!spec.cluster.pools.empty())
+    left += " the pools' worker speeds (every rank computes at its own speed);";
   return left;
 }
 

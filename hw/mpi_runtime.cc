@@ -11,6 +11,7 @@
 #include <deque>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "base/clock.h"
@@ -144,6 +145,9 @@ struct Job {
   WallClock::time_point start;
   ReplayedTrace trace;
   RunRecord record;
+  // The pools of workers (one without cluster.pools); worker w is rank w + 1 in a job with a
+  // server, every pool's workers one after the other.
+  std::vector<WorkerPool> pools;
   // Parameter holder (rank 0) only.
   std::vector<Snapshot> snapshots;
   double next_snapshot = 0.0;
@@ -156,11 +160,18 @@ struct Job {
         model(s.model, data.train.cardinalities, data.train.num_dense),
         params(model.init_parameters(s.seed)),
         trace(load_trace(s)),
-        record(s, data) {
+        record(s, data),
+        pools(worker_pools(s)) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
   }
   double elapsed() const { return seconds_since(start); }
+  // The pool worker `w` belongs to.
+  int pool_of(int w) const {
+    int p = 0;
+    while (w >= pools[p].first + pools[p].workers) ++p;
+    return p;
+  }
   bool out_of_time() const { return record.budget().out_of_time(elapsed()); }
   // The holder applies `update` to its parameters: the rows it touches become dirty. A row
   // is dirty when its mark is the number of the next snapshot, so taking one clears every
@@ -234,13 +245,14 @@ void compute_step(Job& job, RankSlowdown& slow, int64_t step, const Batch& batch
 
 // Every worker's gradient of one sync step, in worker order: the dense parts summed
 // (MPI_Allreduce, with `flag` summed alongside), the sparse rows gathered (MPI_Allgatherv).
-// The workers are the last `workers` ranks of MPI_COMM_WORLD; a rank before them (the server
-// of a switching job) contributes `mine` empty. Worker 0's gradient carries the dense sum and
-// the others a zero dense part, so that the rule's average is the average over workers.
-std::vector<Gradient> exchange_gradients(const Job& job, const Gradient& mine, int workers,
-                                         float& flag) {
+// The workers are ranks first..first + workers - 1 of MPI_COMM_WORLD, each with a local batch
+// of `local_batch`; every other rank (the server of a switching job, the workers of the pools
+// not in force) contributes `mine` empty. Worker 0's gradient carries the dense sum and the
+// others a zero dense part, so that the rule's average is the average over workers.
+std::vector<Gradient> exchange_gradients(const Job& job, const Gradient& mine, int first,
+                                         int workers, int64_t local_batch, float& flag) {
   const size_t tables = job.params.tables.size();
-  const int ranks = job.size, first = ranks - workers;
+  const int ranks = job.size;
   std::vector<float> dense(mine.dense.data(), mine.dense.data() + mine.dense.size());
   dense.push_back(flag);
   MPI_Allreduce(MPI_IN_PLACE, dense.data(), static_cast<int>(dense.size()), MPI_FLOAT, MPI_SUM,
@@ -290,7 +302,7 @@ std::vector<Gradient> exchange_gradients(const Job& job, const Gradient& mine, i
                                                    static_cast<Eigen::Index>(dense.size()))
                            .eval()
                      : Eigen::VectorXf::Zero(static_cast<Eigen::Index>(dense.size()));
-    g.samples = job.spec.training.local_batch;
+    g.samples = local_batch;
     size_t row = static_cast<size_t>(row_offsets[r]), value = static_cast<size_t>(value_offsets[r]);
     for (size_t k = 0; k < tables; ++k) {
       const int count = all_counts[r * tables + k];
@@ -307,11 +319,12 @@ std::vector<Gradient> exchange_gradients(const Job& job, const Gradient& mine, i
   return grads;
 }
 
-// The batches a rank reads. data.sharding "static": its own shard, in order. "queue": the one
-// sequence of the whole training set that every rank rebuilds from the seed (the simulator's
-// shared queue), each batch named by its number in it: the server hands the numbers out with
-// the grants, in the order it grants (the server modes), and sync step s gives worker w batch
-// s x N + w (as if the workers asked in rank order).
+// The batches a rank reads. data.sharding "static": its own shard of its pool's, in order.
+// "queue": the one sequence of the whole training set that every rank of a pool rebuilds from
+// the seed (the simulator's shared queue of that pool), each batch named by its number in it:
+// the server hands the numbers out with the grants, in the order it grants (the server modes),
+// and sync step s gives the pool's worker i batch s x N' + i (as if the workers asked in rank
+// order).
 class BatchSource {
  public:
   BatchSource(const Dataset& data, int worker, int workers, uint64_t seed, DataSharding sharding)
@@ -357,7 +370,8 @@ RuleMetrics run_sync(Job& job, WorkerRecord& me, int64_t& applied) {
     compute_step(job, slow, step, batch, grad, me);
     const auto c = WallClock::now();
     float out_of_time = w == 0 && job.out_of_time() ? 1.0f : 0.0f;  // rank 0's clock decides
-    std::vector<Gradient> grads = exchange_gradients(job, grad, n, out_of_time);
+    std::vector<Gradient> grads =
+        exchange_gradients(job, grad, 0, n, spec.training.local_batch, out_of_time);
     me.comm_s += seconds_since(c);
     for (int v = 0; v < n; ++v) {
       if (auto update = rule->receive(v, tokens[v], std::move(grads[v]))) {
@@ -405,7 +419,8 @@ void get_model(Buffer& b, Parameters& params, Optimizer* optimizer) {
 struct WorkerPhase {
   bool to_sync = false;
   int64_t global_step = 0;
-  int64_t queue_base = 0;
+  int64_t queue_base = 0;  // the batches of the pool's sequence handed out so far
+  int pool = 0;            // the pool that runs sync next
 };
 
 // A worker of the server modes (rank w + 1). Each step reads admit, pull, compute, push. With
@@ -413,19 +428,20 @@ struct WorkerPhase {
 // grant names the batch (its number in the shared sequence) and brings its rows. The grant
 // brings the token and those parameters. Returns on the server's stop, or (a switching job)
 // when the server says the run goes on in sync: the model and the optimizer's state have
-// arrived then, and a batch drawn for the request is left in `carried` for the first sync step.
+// arrived then, and a batch drawn for the request is left in `carried` for the worker's next
+// step, in sync or (its pool not in force for sync) in the next server phase.
 WorkerPhase run_ps_worker(Job& job, WorkerRecord& me, BatchSource& source, RankSlowdown& slow,
                           Optimizer* optimizer, std::optional<Batch>& carried, int64_t& step) {
-  const ExperimentSpec& spec = job.spec;
   const size_t tables = job.params.tables.size();
-  const int64_t b = spec.training.local_batch;
+  const int64_t b = job.pools[job.pool_of(job.rank - 1)].local_batch;
   Gradient grad;
   for (;; ++step) {
     job.maybe_fail(step);
     std::optional<Batch> drawn;
     std::vector<std::vector<int32_t>> needed;
-    if (!source.queue()) {
-      drawn = source.next(b);
+    if (!source.queue()) {  // a batch drawn for a request that was not granted comes first
+      drawn = carried ? std::move(carried) : source.next(b);
+      carried.reset();
       needed = rows_needed(*drawn, tables);
     }
     auto c = WallClock::now();
@@ -441,11 +457,12 @@ WorkerPhase run_ps_worker(Job& job, WorkerRecord& me, BatchSource& source, RankS
     if (kind == kStop) return {};
     if (kind == kSyncNow) {
       const auto global_step = answer.get<int64_t>();
+      const auto pool = answer.get<int32_t>();
       const auto queue_base = answer.get<int64_t>();
       get_model(answer, job.params, optimizer);
       me.comm_s += seconds_since(c);
       if (drawn) carried = std::move(drawn);
-      return {true, global_step, queue_base};
+      return {true, global_step, queue_base, pool};
     }
     const auto token = answer.get<int64_t>();
     if (source.queue()) {
@@ -483,23 +500,31 @@ WorkerPhase run_ps_worker(Job& job, WorkerRecord& me, BatchSource& source, RankS
 // and (a switching job) the model moves made and the log of the rule's calls.
 struct Holder {
   Holder(const ExperimentSpec& spec, const Parameters& params, const std::string& log_path)
-      : rule(spec.training,
-             spec.switching.enabled() ? std::optional(switch_policy(spec.switching)) : std::nullopt),
-        optimizer(spec.optimizer, params) {
+      : rule(spec.training, policy(spec)), optimizer(spec.optimizer, params) {
     if (!log_path.empty()) {
       log.open(log_path);
       if (!log) throw InputError(log_path + ": cannot write the rule log");
     }
   }
+  static std::optional<SwitchPolicy> policy(const ExperimentSpec& spec) {
+    if (!spec.switching.enabled()) return std::nullopt;
+    SwitchPolicy p = switch_policy(spec.switching);
+    p.pools = worker_pools(spec);
+    return p;
+  }
+  // The pool in force (0 without switching).
+  int pool() const { return rule.switching() != nullptr ? rule.switching()->pool() : 0; }
 
   RuleInForce rule;
   Optimizer optimizer;
   int64_t applied = 0;
-  // data.sharding "queue": the shared sequence, and the batches of it handed out so far (by
-  // grants, and N a sync step).
-  std::optional<BatchSource> queue;
-  int64_t batches = 0;
+  // data.sharding "queue": each pool's shared sequence, and the batches of it handed out so
+  // far (by grants, and N' a sync step).
+  std::vector<BatchSource> queues;
+  std::vector<int64_t> batches;
   nlohmann::ordered_json moves = nlohmann::ordered_json::array();
+  // A move between two sync pools goes through rank 0: when its first leg began, and its bytes.
+  std::optional<std::pair<double, double>> between_pools;
   std::ofstream log;  // MpiOptions::rule_log: "admit WORKER TOKEN" and "receive WORKER TOKEN"
 
   void admitted(int w, int64_t token) {
@@ -527,9 +552,10 @@ bool run_ps_server(Job& job, Holder& holder, ServerRecord& record) {
     Buffer b;
     b.put<int32_t>(kGrant);
     b.put<int64_t>(token);
-    if (holder.queue) {  // the next batch of the shared sequence goes to this worker
-      const int64_t k = holder.batches++;
-      wanted[w] = rows_needed(holder.queue->at(k, job.spec.training.local_batch), tables);
+    if (!holder.queues.empty()) {  // the next batch of its pool's sequence goes to the worker
+      const int p = job.pool_of(w);
+      const int64_t k = holder.batches[p]++;
+      wanted[w] = rows_needed(holder.queues[p].at(k, job.pools[p].local_batch), tables);
       b.put<int64_t>(k);
     }
     b.put(job.params.dense.data(), static_cast<size_t>(job.params.dense.size()));
@@ -555,15 +581,19 @@ bool run_ps_server(Job& job, Holder& holder, ServerRecord& record) {
     if (rule.mode() == Mode::kSync) {  // the switch is complete: the model moves to the worker
       b.put<int32_t>(kSyncNow);
       b.put<int64_t>(rule.global_step());
-      b.put<int64_t>(holder.batches);
+      b.put<int32_t>(holder.pool());
+      b.put<int64_t>(holder.batches.empty() ? 0 : holder.batches[holder.pool()]);
       put_model(b, job.params, &holder.optimizer);
       send(b, w + 1, kToWorker);
       if (++to_sync == n) {
+        const double bytes = static_cast<double>(b.bytes().size()) * n;
+        const auto& [start, first_leg] = holder.between_pools.value_or(std::pair{move_start, 0.0});
         holder.moves.push_back({{"global_step", rule.global_step()},
-                                {"direction", "to_workers"},
-                                {"start", move_start},
+                                {"direction", holder.between_pools ? "between_pools" : "to_workers"},
+                                {"start", start},
                                 {"end", job.elapsed()},
-                                {"bytes", static_cast<double>(b.bytes().size()) * n}});
+                                {"bytes", first_leg + bytes}});
+        holder.between_pools.reset();
       }
       return true;
     }
@@ -582,7 +612,7 @@ bool run_ps_server(Job& job, Holder& holder, ServerRecord& record) {
     const auto kind = m.get<int32_t>();
     if (kind == kAdmit) {
       wanted[w].assign(tables, {});
-      for (size_t k = 0; k < tables && !holder.queue; ++k) {
+      for (size_t k = 0; k < tables && holder.queues.empty(); ++k) {
         wanted[w][k].resize(static_cast<size_t>(m.get<int64_t>()));
         m.get(wanted[w][k].data(), wanted[w][k].size());
       }
@@ -615,43 +645,51 @@ bool run_ps_server(Job& job, Holder& holder, ServerRecord& record) {
   return to_sync == n;
 }
 
-// One sync phase of a switching job on every rank: the workers (ranks 1..N) compute and
-// exchange their gradients, rank 0 takes part in the exchange with nothing of its own and
-// feeds the gradients to the rule in force; each worker applies them through a sync rule of
+// One sync phase of a switching job on every rank: the workers of pool `pool` (ranks
+// 1 + first .. first + N') compute and exchange their gradients; rank 0, and the workers of
+// the other pools, take part in the exchange with nothing of their own. Rank 0 feeds the
+// gradients to the rule in force; each worker of the pool applies them through a sync rule of
 // its own, which gives the same updates. After each step rank 0 says whether the next one
-// follows, the run goes on in a server mode (worker 0's model then moves to rank 0), or it
-// stops. Returns true for the server modes.
+// follows, the run goes on in a server mode (the pool's first worker's model then moves to
+// rank 0; between two sync pools it goes on from there), or it stops. Returns true for the
+// server modes.
 bool run_sync_phase(Job& job, Holder* holder, WorkerRecord& me, BatchSource* source,
                     RankSlowdown* slow, Optimizer* optimizer, std::optional<Batch>& carried,
-                    int64_t global_step, int64_t queue_base, int64_t& step) {
+                    int64_t global_step, int pool, int64_t queue_base, int64_t& step) {
   const ExperimentSpec& spec = job.spec;
-  const int n = job.size - 1, w = job.rank - 1;
-  RuleConfig sync_config = spec.training;
-  sync_config.mode = Mode::kSync;
+  const WorkerPool& p = job.pools[pool];
+  const int n = p.workers, i = job.rank - 1 - p.first;  // i: this rank's place in the pool
+  const bool working = holder == nullptr && i >= 0 && i < n;
   std::unique_ptr<UpdateRule> local;
-  if (holder == nullptr) {
+  if (working) {
+    RuleConfig sync_config = spec.training;  // the pool's sync rule, as the controller's
+    sync_config.mode = Mode::kSync;
+    sync_config.num_workers = n;
+    sync_config.local_batch = p.local_batch;
+    sync_config.global_batch = int64_t{n} * p.local_batch;
     local = make_rule(sync_config);
     local->resume_at(global_step);
   }
   std::vector<int64_t> tokens(n);
   Gradient grad;
-  std::vector<double> computes(job.rank == 0 ? n : 0);
-  for (int64_t phase_step = 0;; ++step, ++phase_step) {
+  std::vector<double> computes(job.rank == 0 ? job.size : 0);  // one a rank, rank 0's first
+  bool between = false;  // rank 0: the move is to another sync pool
+  for (int64_t phase_step = 0;; ++phase_step) {
     for (int v = 0; v < n; ++v) {
       if (holder != nullptr) {
-        tokens[v] = holder->rule.admit(v).token;
-        holder->admitted(v, tokens[v]);
-      } else {
+        tokens[v] = holder->rule.admit(p.first + v).token;
+        holder->admitted(p.first + v, tokens[v]);
+      } else if (working) {
         tokens[v] = local->admit(v).token;
       }
     }
     double compute_s = 0.0;
-    if (holder == nullptr) {
+    if (working) {
       job.maybe_fail(step);
-      const int64_t b = spec.training.local_batch;
       const Batch batch = carried          ? *carried
-                          : source->queue() ? source->at(queue_base + phase_step * n + w, b)
-                                            : source->next(b);
+                          : source->queue() ? source->at(queue_base + phase_step * n + i,
+                                                         p.local_batch)
+                                            : source->next(p.local_batch);
       carried.reset();
       const double before = me.compute_s;
       compute_step(job, *slow, step, batch, grad, me);
@@ -665,83 +703,96 @@ bool run_sync_phase(Job& job, Holder* holder, WorkerRecord& me, BatchSource* sou
     }
     const auto c = WallClock::now();
     float unused = 0.0f;
-    std::vector<Gradient> grads = exchange_gradients(job, grad, n, unused);
+    std::vector<Gradient> grads =
+        exchange_gradients(job, grad, 1 + p.first, n, p.local_batch, unused);
     MPI_Gather(&compute_s, 1, MPI_DOUBLE, computes.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     int32_t next = kNextStep;
     if (holder != nullptr) {
-      holder->batches += n;
+      if (!holder->batches.empty()) holder->batches[pool] += n;
       for (int v = 0; v < n; ++v) {
-        if (auto update = holder->receive(v, tokens[v], std::move(grads[v]))) {
+        if (auto update = holder->receive(p.first + v, tokens[v], std::move(grads[v]))) {
           holder->optimizer.apply(job.params, *update);
           job.updated(*update);
           holder->applied += update->samples;
         }
       }
-      for (int v = 0; v < n; ++v) holder->rule.observe_step(v, computes[v], job.elapsed());
+      for (int v = 0; v < n; ++v)
+        holder->rule.observe_step(p.first + v, computes[1 + p.first + v], job.elapsed());
       job.maybe_snapshot(holder->rule.global_step(), holder->applied);
-      if (job.record.budget().spent(holder->applied, job.elapsed()))
+      if (job.record.budget().spent(holder->applied, job.elapsed())) {
         next = kStopNow;
-      else if (holder->rule.take_model_move())
+      } else if (const auto move = holder->rule.take_model_move()) {
         next = kToServerModes;
-    } else {
+        between = move->direction == ModelMove::Direction::kBetweenPools;
+      }
+    } else if (working) {
       for (int v = 0; v < n; ++v) {
         if (auto update = local->receive(v, tokens[v], std::move(grads[v])))
           optimizer->apply(job.params, *update);
       }
       ++me.steps;
+      ++step;
       me.step_ends.push_back(job.elapsed());
     }
     MPI_Bcast(&next, 1, MPI_INT32_T, 0, MPI_COMM_WORLD);
-    if (holder == nullptr) me.comm_s += seconds_since(c);
+    if (working) me.comm_s += seconds_since(c);
     if (next == kStopNow) return false;
     if (next == kToServerModes) {
-      // Worker 0 moves the model to the server, which holds the optimizer's state already.
+      // The pool's first worker moves the model to the server, which holds the optimizer's
+      // state already.
       const double start = job.elapsed();
       Buffer model;
-      if (w == 0) {
+      if (working && i == 0) {
         put_model(model, job.params, nullptr);
         send(model, 0, kToServer);
       } else if (job.rank == 0) {
-        model = receive(1, kToServer);
+        model = receive(1 + p.first, kToServer);
         get_model(model, job.params, nullptr);
-        holder->moves.push_back({{"global_step", holder->rule.global_step()},
-                                 {"direction", "to_parameter_servers"},
-                                 {"start", start},
-                                 {"end", job.elapsed()},
-                                 {"bytes", static_cast<double>(model.bytes().size())}});
+        const double bytes = static_cast<double>(model.bytes().size());
+        if (between) {  // recorded once the model is on the next pool's workers
+          holder->between_pools.emplace(start, bytes);
+        } else {
+          holder->moves.push_back({{"global_step", holder->rule.global_step()},
+                                   {"direction", "to_parameter_servers"},
+                                   {"start", start},
+                                   {"end", job.elapsed()},
+                                   {"bytes", bytes}});
+        }
       }
-      ++step;
       return true;
     }
   }
 }
 
 // A switching job (training.switching): rank 0 the server and the holder of the rule in
-// force through every phase, ranks 1..N the workers; sync phases exchange gradients between
-// all ranks, server phases talk to rank 0.
+// force through every phase, ranks 1..N the workers of every pool; sync phases exchange
+// gradients between all ranks, server phases talk to rank 0.
 RuleMetrics run_switching(Job& job, Holder* holder, WorkerRecord& me, ServerRecord& server) {
   const ExperimentSpec& spec = job.spec;
-  const int n = job.size - 1, w = job.rank - 1;
+  const int w = job.rank - 1;
   std::optional<BatchSource> source;
   std::optional<RankSlowdown> slow;
   std::optional<Optimizer> optimizer;
   if (job.rank != 0) {
-    source.emplace(job.data.train, w, n, spec.seed, spec.data.sharding);
+    const WorkerPool& p = job.pools[job.pool_of(w)];
+    source.emplace(job.data.train, w - p.first, p.workers, spec.seed, spec.data.sharding);
     slow.emplace(spec, job.trace, w);
     if (spec.switching.enabled()) optimizer.emplace(spec.optimizer, job.params);
   }
   std::optional<Batch> carried;
   bool sync = spec.training.mode == Mode::kSync;
   int64_t global_step = 0, step = 0, queue_base = 0;
+  int pool = 0;
   while (true) {
     if (sync) {
       if (!run_sync_phase(job, holder, me, source ? &*source : nullptr, slow ? &*slow : nullptr,
-                          optimizer ? &*optimizer : nullptr, carried, global_step, queue_base,
-                          step))
+                          optimizer ? &*optimizer : nullptr, carried, global_step, pool,
+                          queue_base, step))
         break;
       sync = false;
     } else if (holder != nullptr) {
       if (!run_ps_server(job, *holder, server)) break;
+      pool = holder->pool();  // the pool the next sync phase runs on, as told the workers
       sync = true;
     } else {
       const WorkerPhase phase =
@@ -749,6 +800,7 @@ RuleMetrics run_switching(Job& job, Holder* holder, WorkerRecord& me, ServerReco
       if (!phase.to_sync) break;
       global_step = phase.global_step;
       queue_base = phase.queue_base;
+      pool = phase.pool;
       sync = true;
     }
   }
@@ -761,7 +813,7 @@ RuleMetrics run_switching(Job& job, Holder* holder, WorkerRecord& me, ServerReco
 
 int ranks_needed(const ExperimentSpec& spec) {
   const bool sync_only = spec.training.mode == Mode::kSync && !spec.switching.enabled();
-  return spec.training.num_workers + (sync_only ? 0 : 1);
+  return total_workers(spec) + (sync_only ? 0 : 1);
 }
 
 void write_parameters(const std::string& path, const Eigen::VectorXf& dense,
@@ -778,14 +830,17 @@ struct MpiJob::State {
       job.data.test = first_rows(job.data.test, spec.evaluation.test_samples);
     if (!all_workers && job.rank == 0) {
       holder.emplace(spec, job.params, options.rule_log);
-      if (spec.data.sharding == DataSharding::kQueue)
-        holder->queue.emplace(job.data.train, 0, 1, spec.seed, DataSharding::kQueue);
+      if (spec.data.sharding == DataSharding::kQueue) {
+        for (size_t p = 0; p < job.pools.size(); ++p)
+          holder->queues.emplace_back(job.data.train, 0, 1, spec.seed, DataSharding::kQueue);
+        holder->batches.assign(job.pools.size(), 0);
+      }
     }
     job.maybe_fail(-1);
   }
   Job job;
   // Sync without switching: every rank a worker. Otherwise rank 0 holds the rule in force.
-  const bool all_workers = ranks_needed(job.spec) == job.spec.training.num_workers;
+  const bool all_workers = ranks_needed(job.spec) == total_workers(job.spec);
   std::optional<Holder> holder;
 };
 
@@ -873,7 +928,9 @@ nlohmann::ordered_json MpiJob::run() {
                comm = b.get<double>();
     std::vector<double> ends(static_cast<size_t>(steps));
     b.get(ends.data(), ends.size());
-    workers.push_back({{"worker", all_workers ? r : r - 1},
+    const int w = all_workers ? r : r - 1;
+    workers.push_back({{"worker", w},
+                       {"pool", job.pool_of(w)},
                        {"rank", r},
                        {"host", std::string(hosts.data() + 256 * r)},
                        {"steps", steps},

@@ -77,6 +77,90 @@ double largest_difference(const std::string& params_file, const Parameters& p) {
   return worst;
 }
 
+// What the rule in force gives when driven in one process by a rule log of gbasim-mpi (each
+// admission granted, each gradient taken in), each gradient computed on the parameters of its
+// token and on the batch its worker read: its pool's shard in order, or (the queue) the
+// pool's shared sequence, a batch for each admission of one of the pool's workers.
+struct Replayed {
+  Parameters params;
+  int64_t global_step = 0, received = 0, gba_gradients = 0;
+};
+
+Replayed replay_rule_log(const ExperimentSpec& spec, const std::string& log) {
+  const LoadedData data = load_data(spec.data);
+  const Model model(spec.model, data.train.cardinalities, data.train.num_dense);
+  Parameters p = model.init_parameters(spec.seed);
+  Optimizer optimizer(spec.optimizer, p);
+  SwitchPolicy policy = switch_policy(spec.switching);
+  policy.pools = worker_pools(spec);
+  RuleInForce rule(spec.training, policy);
+  const bool queue = spec.data.sharding == DataSharding::kQueue;
+  std::vector<int> pool_of;
+  std::vector<ShardIterator> shards, sequences;
+  for (const WorkerPool& pool : policy.pools) {
+    sequences.emplace_back(data.train, 0, 1, spec.seed);
+    for (int i = 0; i < pool.workers; ++i) {
+      shards.emplace_back(data.train, i, pool.workers, spec.seed);
+      pool_of.push_back(static_cast<int>(sequences.size()) - 1);
+    }
+  }
+  auto batch_of = [&](int w) { return policy.pools[pool_of[w]].local_batch; };
+  std::vector<Batch> granted(pool_of.size());
+  std::map<int64_t, Parameters> versions{{0, p}};
+  Replayed r;
+  std::ifstream calls(log);
+  std::string call;
+  int w = 0;
+  int64_t token = 0;
+  while (calls >> call >> w >> token) {
+    if (call == "admit") {
+      const Admission a = rule.admit(w);
+      EXPECT_TRUE(a.admitted) << "admission " << w << " " << token;
+      EXPECT_EQ(a.token, token);
+      if (queue) granted[w] = sequences[pool_of[w]].next(batch_of(w));
+      continue;
+    }
+    EXPECT_EQ(call, "receive");
+    if (!versions.count(token)) {
+      ADD_FAILURE() << "no parameters of version " << token;
+      break;
+    }
+    Gradient g;
+    model.forward_backward(versions.at(token), queue ? granted[w] : shards[w].next(batch_of(w)), g);
+    ++r.received;
+    if (rule.mode() == Mode::kGBA) ++r.gba_gradients;
+    if (auto update = rule.receive(w, token, std::move(g))) {
+      optimizer.apply(p, *update);
+      versions[rule.global_step()] = p;
+    }
+  }
+  r.global_step = rule.global_step();
+  r.params = std::move(p);
+  return r;
+}
+
+// The total distance the dense parameters moved from their initial values.
+double moved_from_start(const ExperimentSpec& spec, const Parameters& p) {
+  const LoadedData data = load_data(spec.data);
+  const Model model(spec.model, data.train.cardinalities, data.train.num_dense);
+  const Parameters init = model.init_parameters(spec.seed);
+  double moved = 0.0;
+  for (Eigen::Index i = 0; i < init.dense.size(); ++i) moved += std::abs(init.dense[i] - p.dense[i]);
+  return moved;
+}
+
+// The switches and the model moves of a result, in order.
+std::vector<std::string> switches(const nlohmann::json& r) {
+  std::vector<std::string> list;
+  for (const auto& e : r["switching"]["events"])
+    list.push_back(std::to_string(e["global_step"].get<int64_t>()) + " " +
+                   e["from"].get<std::string>() + "->" + e["to"].get<std::string>());
+  for (const auto& m : r["switching"]["moves"])
+    list.push_back(std::to_string(m["global_step"].get<int64_t>()) + " " +
+                   m["direction"].get<std::string>());
+  return list;
+}
+
 // data.sharding "static" (a shard a rank) and "queue" (one shared sequence: sync step s gives
 // worker w batch 3s + w).
 class Sharding : public ::testing::TestWithParam<const char*> {};
@@ -122,12 +206,7 @@ TEST_P(Sharding, SyncOnThreeRanksEqualsTheRuleInOneProcess) {
   const auto result = nlohmann::json::parse(result_file);
   EXPECT_NEAR(result["curve"].back()["test_auc"].get<double>(), evaluate(model, p, data.test).auc,
               1e-4);
-  // Planted check: the parameters did move.
-  double moved = 0.0;
-  const Parameters init = model.init_parameters(spec.seed);
-  for (Eigen::Index i = 0; i < init.dense.size(); ++i)
-    moved += std::abs(init.dense[i] - p.dense[i]);
-  EXPECT_GT(moved, 1e-3);
+  EXPECT_GT(moved_from_start(spec, p), 1e-3);  // planted check: the parameters did move
 }
 
 class ServerMode : public ::testing::TestWithParam<const char*> {};
@@ -182,16 +261,6 @@ TEST_P(Sharding, ScheduledSwitchesFollowTheRuleInForceOnThreeRanks) {
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   std::ifstream simulated_file(simulated);
   const auto sim = nlohmann::json::parse(simulated_file);
-  auto switches = [](const nlohmann::json& r) {
-    std::vector<std::string> list;
-    for (const auto& e : r["switching"]["events"])
-      list.push_back(std::to_string(e["global_step"].get<int64_t>()) + " " +
-                     e["from"].get<std::string>() + "->" + e["to"].get<std::string>());
-    for (const auto& m : r["switching"]["moves"])
-      list.push_back(std::to_string(m["global_step"].get<int64_t>()) + " " +
-                     m["direction"].get<std::string>());
-    return list;
-  };
   EXPECT_EQ(switches(result), switches(sim));
   EXPECT_EQ(switches(result),
             (std::vector<std::string>{"10 sync->gba", "30 gba->sync", "10 to_parameter_servers",
@@ -200,49 +269,13 @@ TEST_P(Sharding, ScheduledSwitchesFollowTheRuleInForceOnThreeRanks) {
 
   // The same calls in one process.
   const ExperimentSpec spec = load_spec(spec_path, {});
-  const LoadedData data = load_data(spec.data);
-  const Model model(spec.model, data.train.cardinalities, data.train.num_dense);
-  Parameters p = model.init_parameters(spec.seed);
-  Optimizer optimizer(spec.optimizer, p);
-  RuleInForce rule(spec.training, switch_policy(spec.switching));
-  const bool queue = spec.data.sharding == DataSharding::kQueue;
-  std::vector<ShardIterator> shards;
-  for (int w = 0; w < 2; ++w) shards.emplace_back(data.train, w, 2, spec.seed);
-  ShardIterator sequence(data.train, 0, 1, spec.seed);
-  std::vector<Batch> granted(2);
-  std::map<int64_t, Parameters> versions{{0, p}};
-  std::ifstream calls(log);
-  std::string call;
-  int w = 0;
-  int64_t token = 0, received = 0, gba_gradients = 0;
-  while (calls >> call >> w >> token) {
-    if (call == "admit") {
-      const Admission a = rule.admit(w);
-      ASSERT_TRUE(a.admitted) << "admission " << w << " " << token;
-      ASSERT_EQ(a.token, token);
-      if (queue) granted[w] = sequence.next(64);
-      continue;
-    }
-    ASSERT_EQ(call, "receive");
-    ASSERT_TRUE(versions.count(token)) << "no parameters of version " << token;
-    Gradient g;
-    model.forward_backward(versions.at(token), queue ? granted[w] : shards[w].next(64), g);
-    ++received;
-    if (rule.mode() == Mode::kGBA) ++gba_gradients;
-    if (auto update = rule.receive(w, token, std::move(g))) {
-      optimizer.apply(p, *update);
-      versions[rule.global_step()] = p;
-    }
-  }
-  EXPECT_EQ(rule.global_step(), result["summary"]["global_steps"].get<int64_t>());
-  EXPECT_EQ(received, result["summary"]["gradients"]["received"].get<int64_t>());
-  EXPECT_GE(gba_gradients, 40);  // 20 GBA steps of two gradients each
+  const Replayed replayed = replay_rule_log(spec, log);
+  EXPECT_EQ(replayed.global_step, result["summary"]["global_steps"].get<int64_t>());
+  EXPECT_EQ(replayed.received, result["summary"]["gradients"]["received"].get<int64_t>());
+  EXPECT_GE(replayed.gba_gradients, 40);  // 20 GBA steps of two gradients each
   // The order of MPI's dense sums differs: a few float roundings.
-  EXPECT_LT(largest_difference(params, p), 1e-5);
-  const Parameters init = model.init_parameters(spec.seed);
-  double moved = 0.0;
-  for (Eigen::Index i = 0; i < init.dense.size(); ++i) moved += std::abs(init.dense[i] - p.dense[i]);
-  EXPECT_GT(moved, 1e-3);  // planted check: training did move the parameters
+  EXPECT_LT(largest_difference(params, replayed.params), 1e-5);
+  EXPECT_GT(moved_from_start(spec, replayed.params), 1e-3);  // planted: training moved them
 }
 
 // A long GBA job on 3 ranks (2 workers and the server): a minute of training unless it fails.
@@ -354,16 +387,53 @@ TEST(Mpi, TheWrongNumberOfRanksIsAClearError) {
       << run.output;
 }
 
-TEST(Mpi, WorkerPoolsAreRefusedWithTheirKey) {
-  const MpiRun run = mpirun(2, "--spec " + spec_file() +
-                                   " --set training.workers=2 --set training.mode=sync "
-                                   "--set 'training.switching.at_steps=[[5, \"gba@1\"]]' "
-                                   "--set 'cluster.pools=[{\"workers\": 2, \"local_batch\": 64}]' "
-                                   "-q --out " + own_file("result.json"));
-  EXPECT_EQ(run.exit_code, 2) << run.output;
-  EXPECT_NE(run.output.find("'cluster.pools' is for the simulator: gbasim-mpi runs one pool"),
-            std::string::npos)
-      << run.output;
+// Worker pools on 7 real ranks (the server, pool 0 of 2 workers with local batch 64, pool 1
+// of 4 with 32; G = 128): sync on pool 0, GBA on pool 1 (4 gradients a step), sync on pool 0
+// again, then sync on pool 1 (the model goes between the pools through the server). The
+// switches and moves are the simulator's; the parameters are those of the rule in force
+// driven in one process by the same calls, each pool reading its own shards or sequence.
+TEST_P(Sharding, WorkerPoolsFollowTheRuleInForceOnSevenRanks) {
+  const std::string spec_path = own_file("pools.json"), params = own_file("params.bin"),
+                    log = own_file("rules.txt"), out = own_file("result.json"),
+                    simulated = own_file("simulated.json");
+  std::ofstream(spec_path) << R"({"data": {"train_samples": 12000, "test_samples": 2000, "sharding": ")"
+                           << GetParam() << R"(", "max_cardinality": 2000},
+    "model": {"name": "fm", "embedding_dim": 4},
+    "training": {"workers": 2, "local_batch": 64, "mode": "sync",
+                 "switching": {"at_steps": [[8, "gba@1"], [16, "sync@0"], [24, "sync@1"]]}},
+    "cluster": {"pools": [{"workers": 4, "local_batch": 32}]},
+    "stragglers": {"persistent_fraction": 0, "noise_cv": 0, "transient_rate_per_s": 0},
+    "evaluation": {"interval_s": 0.02}, "budget": {"max_samples": 4096}})";
+  const MpiRun run = mpirun(7, "--spec " + spec_path + " -q --out " + out + " --params-out " +
+                                   params + " --rule-log " + log, 240);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::ifstream result_file(out);
+  const auto result = nlohmann::json::parse(result_file);
+  const std::string command = std::string(GBASIM_EXE) + " run --spec " + spec_path + " -q --out " +
+                              simulated + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream simulated_file(simulated);
+  const auto sim = nlohmann::json::parse(simulated_file);
+  EXPECT_EQ(switches(result), switches(sim));
+  EXPECT_EQ(switches(result),
+            (std::vector<std::string>{"8 sync->gba", "16 gba->sync", "24 sync->sync",
+                                      "8 to_parameter_servers", "16 to_workers",
+                                      "24 between_pools"}));
+  EXPECT_EQ(result["summary"]["global_steps"], sim["summary"]["global_steps"]);
+  // Each worker's steps: pool 1's in its GBA phase and its last sync phase.
+  ASSERT_EQ(result["workers"].size(), 6u);
+  for (int w = 0; w < 6; ++w) {
+    EXPECT_EQ(result["workers"][w]["pool"], w < 2 ? 0 : 1);
+    EXPECT_GT(result["workers"][w]["steps"].get<int64_t>(), 0) << "worker " << w;
+  }
+
+  const ExperimentSpec spec = load_spec(spec_path, {});
+  const Replayed replayed = replay_rule_log(spec, log);
+  EXPECT_EQ(replayed.global_step, result["summary"]["global_steps"].get<int64_t>());
+  EXPECT_EQ(replayed.received, result["summary"]["gradients"]["received"].get<int64_t>());
+  EXPECT_GE(replayed.gba_gradients, 32);  // 8 GBA steps of four gradients each
+  EXPECT_LT(largest_difference(params, replayed.params), 1e-5);
+  EXPECT_GT(moved_from_start(spec, replayed.params), 1e-3);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, Sharding, ::testing::Values("static", "queue"));
