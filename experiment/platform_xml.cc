@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
+#include <sstream>
 
 #include "base/error.h"
 #include "base/files.h"
@@ -20,6 +22,80 @@ bool is_name_char(char c) {
          c == '-';
 }
 
+// The least a stochastic profile's law can draw ("DET x", "UNIF min max", "EXP rate",
+// "NORM mean sd", SimGrid's four), or nothing when the words are not one of them. A normal law
+// can draw any number: minus infinity.
+std::optional<double> least_draw(std::istringstream& words) {
+  std::string law;
+  double a = 0.0, b = 0.0;
+  if (!(words >> law >> a) || !std::isfinite(a)) return std::nullopt;
+  if (law == "DET") return a;
+  if (law == "EXP") return 0.0;
+  if ((law == "UNIF" || law == "NORM") && (words >> b) && std::isfinite(b))
+    return law == "UNIF" ? a : -INFINITY;
+  return std::nullopt;
+}
+
+// A profile's values, which SimGrid reads only as the run reaches them (and aborts on one it
+// cannot take, a negative bandwidth or speed): "DATE VALUE" lines, dates never decreasing;
+// values positive for a speed or a bandwidth, at least 0 for the others (latency, state). A
+// stochastic profile (its first line STOCHASTIC) has "LAW PARAMETERS LAW PARAMETERS" lines
+// instead, for the time to the next event and its value: neither law may draw below those
+// bounds. PERIODICITY and LOOPAFTER lines, comments (# or %) and blank lines are passed over.
+void check_profile(const std::string& attribute, const std::filesystem::path& path,
+                   const std::string& where) {
+  std::ifstream in(path);
+  const bool positive = attribute == "speed_file" || attribute == "bandwidth_file";
+  std::string text;
+  double last_date = 0.0;
+  bool stochastic = false;
+  for (long line = 1; std::getline(in, text); ++line) {
+    const size_t first = text.find_first_not_of(" \t\r");
+    if (first == std::string::npos || text[first] == '#' || text[first] == '%') continue;
+    text = text.substr(first);
+    auto fail = [&](const std::string& what) {
+      throw InputError(where + path.string() + ": line " + std::to_string(line) + ": " + what);
+    };
+    auto check_value = [&](double value) {
+      if (positive && !(value > 0.0))
+        fail("the value must be positive (SimGrid cannot run on a speed or bandwidth of 0)");
+      if (!(value >= 0.0)) fail("the value must not be negative");
+    };
+    if (text.rfind("STOCHASTIC", 0) == 0) {
+      stochastic = true;
+      continue;
+    }
+    if (text.rfind("PERIODICITY", 0) == 0 || text.rfind("LOOPAFTER", 0) == 0) {
+      const size_t space = text.find_first_of(" \t");
+      char* end = nullptr;
+      const char* number = space == std::string::npos ? "" : text.c_str() + space;
+      const double v = std::strtod(number, &end);
+      if (end == number || !std::isfinite(v) || v < 0.0)
+        fail("the delay must be a number, not negative");
+      continue;
+    }
+    if (stochastic) {
+      std::istringstream words(text);
+      const std::optional<double> date = least_draw(words), value = least_draw(words);
+      if (!date || !value)
+        fail("not a 'LAW PARAMETERS LAW PARAMETERS' line (DET x, UNIF min max, EXP rate, NORM mean sd)");
+      if (!(*date >= 0.0)) fail("the time to the next event may be drawn negative");
+      if (*value == -INFINITY) fail("a normal law may draw a negative value, which SimGrid cannot take");
+      check_value(*value);
+      continue;
+    }
+    char* end = nullptr;
+    const double date = std::strtod(text.c_str(), &end);
+    char* end2 = nullptr;
+    const double value = std::strtod(end, &end2);
+    if (end == text.c_str() || end2 == end) fail("not a 'DATE VALUE' line");
+    if (!std::isfinite(date) || !std::isfinite(value)) fail("a date or value that is not finite");
+    if (date < last_date) fail("dates must not decrease");
+    last_date = date;
+    check_value(value);
+  }
+}
+
 void check_value(const std::string& name, const std::string& value, long line,
                  const std::string& file) {
   if (name.size() > 5 && name.compare(name.size() - 5, 5, "_file") == 0) {
@@ -27,10 +103,14 @@ void check_value(const std::string& name, const std::string& value, long line,
     // on one it cannot open. It looks beside the platform file, then in the working folder.
     std::error_code ec;
     const std::filesystem::path beside = std::filesystem::path(file).parent_path() / value;
-    if (!std::filesystem::is_regular_file(beside, ec) &&
-        !std::filesystem::is_regular_file(value, ec))
-      throw InputError(file + ": line " + std::to_string(line) + ": " + name + "=\"" + value +
-                       "\" names no file (beside the platform file or in the working folder)");
+    const std::string where = file + ": line " + std::to_string(line) + ": " + name + "=\"" +
+                              value + "\"";
+    if (std::filesystem::is_regular_file(beside, ec))
+      check_profile(name, beside, where + ": ");
+    else if (std::filesystem::is_regular_file(value, ec))
+      check_profile(name, value, where + ": ");
+    else
+      throw InputError(where + " names no file (beside the platform file or in the working folder)");
     return;
   }
   const bool core = name == "core", speed = name == "speed";

@@ -1,7 +1,9 @@
 #include "sim/simulation.h"
 
 #include <simgrid/s4u.hpp>
+#include <signal.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -17,6 +19,18 @@
 
 namespace gbasim {
 namespace {
+
+// SimGrid ends the process (abort) on a state it cannot go on from, after printing its message
+// and a backtrace: an input gbasim does not check, or a defect of gbasim. While the engine runs,
+// the process then ends as any internal error does (exit 70) with a line saying so, rather than
+// by the signal; no result was written.
+void engine_abort(int) {
+  static const char line[] =
+      "gbasim: internal error (a defect of gbasim, or an input it does not check; please report "
+      "it with the spec): SimGrid stopped the run with the message above; no result was written\n";
+  (void)!::write(STDERR_FILENO, line, sizeof line - 1);
+  ::_exit(70);
+}
 
 // Every actor has a stack of SimGrid's contexts/stack-size (gbasim's default 1 MiB, cli/
 // engine_args.cc), reserved as address space when it starts. Under an address-space limit
@@ -215,6 +229,15 @@ nlohmann::ordered_json Simulation::run() {
       training.restore_stderr();
     }
   } done{running, training_};
+  struct AbortHandler {  // engine_abort while the engine runs, however run() returns
+    struct sigaction before {};
+    AbortHandler() {
+      struct sigaction action {};
+      action.sa_handler = engine_abort;
+      ::sigaction(SIGABRT, &action, &before);
+    }
+    ~AbortHandler() { ::sigaction(SIGABRT, &before, nullptr); }
+  } abort_handler;
   sg4::Engine::get_instance()->run();
   cost_.wall_s = seconds_since(engine_start_);
   cost_.messages = training_.messages();
