@@ -700,16 +700,23 @@ void check_semantics(const ExperimentSpec& s, const std::string& source) {
     const std::string topology = "is for cluster.topology \"";
     const std::string ignored = "\", and the topology is \"" + topology_name(c.topology) +
                                 "\" (it would be ignored)";
-    if (c.topology != Topology::kFatTree && (per_switch != d.fat_tree_nodes_per_switch ||
-                                             over != d.fat_tree_oversubscription))
-      fail("cluster.fat_tree", topology + "fat_tree" + ignored);
-    if (c.topology != Topology::kTorus && !c.torus_dimensions.empty())
-      fail("cluster.torus.dimensions", topology + "torus" + ignored);
-    if (c.topology != Topology::kDragonfly &&
-        (c.dragonfly_groups != d.dragonfly_groups || c.dragonfly_chassis != d.dragonfly_chassis ||
-         c.dragonfly_routers != d.dragonfly_routers ||
-         c.dragonfly_nodes_per_router != d.dragonfly_nodes_per_router))
-      fail("cluster.dragonfly", topology + "dragonfly" + ignored);
+    // Each by its own key: the first of the topology's settings given.
+    auto refuse = [&](Topology chosen, const char* name,
+                      std::initializer_list<std::pair<const char*, bool>> given) {
+      if (c.topology == chosen) return;
+      for (const auto& [key, changed] : given)
+        if (changed) fail(key, topology + name + ignored);
+    };
+    refuse(Topology::kFatTree, "fat_tree",
+           {{"cluster.fat_tree.nodes_per_switch", per_switch != d.fat_tree_nodes_per_switch},
+            {"cluster.fat_tree.oversubscription", over != d.fat_tree_oversubscription}});
+    refuse(Topology::kTorus, "torus", {{"cluster.torus.dimensions", !c.torus_dimensions.empty()}});
+    refuse(Topology::kDragonfly, "dragonfly",
+           {{"cluster.dragonfly.groups", c.dragonfly_groups != d.dragonfly_groups},
+            {"cluster.dragonfly.chassis", c.dragonfly_chassis != d.dragonfly_chassis},
+            {"cluster.dragonfly.routers", c.dragonfly_routers != d.dragonfly_routers},
+            {"cluster.dragonfly.nodes_per_router",
+             c.dragonfly_nodes_per_router != d.dragonfly_nodes_per_router}});
   }
   // A torus's points and a dragonfly's leaves must hold every worker node and server shard.
   const int64_t leaves = s.training.num_workers / std::max(c.gpus_per_node, 1) + c.ps_shards;
