@@ -44,7 +44,7 @@ if [ $overhead -eq 1 ]; then
   echo "| mode | workers | model math (s) | simulator (s) | of it: update rule (s) | overhead | overhead, the rule's work as math |"
   echo "| --- | --- | --- | --- | --- | --- | --- |"
   for mode in $modes; do
-    line=$($gbasim run --spec examples/demo.json --set training.mode=$mode --set evaluation.interval_s=1000 \
+    line=$($gbasim run --profile --spec examples/demo.json --set training.mode=$mode --set evaluation.interval_s=1000 \
            --set data.train_samples=500000 --out out/bench/sim-overhead-$mode.json 2>&1 >/dev/null | grep 'in the engine')
     math=$(field '.*model math ([0-9.]+) s.*' "$line") sim=$(field '.*simulator ([0-9.]+) s.*' "$line")
     rule=$(field '.*update rule ([0-9.]+) s.*' "$line")
@@ -65,7 +65,7 @@ side_by_side() {
   local fluid simgrid="" bare_line="" more
   gbasim_timed() {  # SOLVER: its wall line, peak memory and result file; fails past the limit
     local out=out/bench/sim-timing-$mode-$workers-$1.json
-    timeout $limit /usr/bin/time -f "rss %M" $gbasim run --spec examples/demo.json "${sets[@]}" \
+    timeout $limit /usr/bin/time -f "rss %M" $gbasim run --profile --spec examples/demo.json "${sets[@]}" \
       --set simulation.timing_only=true --set cluster.network_solver=$1 \
       --set budget.max_samples=$((workers * 256 * steps)) --set data.train_samples=$samples \
       --out $out 2>&1 >/dev/null && echo "result $out"

@@ -23,7 +23,7 @@ int run_run(int argc, char** argv) {
 
   std::string spec_path, out_path;
   std::vector<std::string> overrides, fragments;
-  bool quiet = false;
+  bool quiet = false, profile = false;
   double progress_every_s = 10.0;
   po::options_description desc(
       "gbasim run --spec FILE [options]\n\n"
@@ -42,6 +42,9 @@ int run_run(int argc, char** argv) {
       "out", po::value(&out_path)->value_name("FILE"),
       "result JSON (default: out/run-<mode>.json)")("quiet,q", po::bool_switch(&quiet),
                                                     "no progress lines on standard error")(
+      "profile", po::bool_switch(&profile),
+      "also print where the engine's wall time went: the model's math, evaluation and the "
+      "simulator itself, and the messages a second (bench/sim_bench.sh reads it)")(
       "progress-every", po::value(&progress_every_s)->value_name("S")->default_value(10.0),
       "wall seconds after which a line without an evaluation says where the run stands "
       "(simulated time, steps, messages; timing-only runs have only these)");
@@ -125,7 +128,7 @@ int run_run(int argc, char** argv) {
               s["mean_staleness"].get<double>(),
               static_cast<long long>(s["gradients"]["dropped"].get<int64_t>()),
               s["simulated_time"].get<double>());
-  if (!quiet) {
+  if (profile) {
     // Wall-clock costs stay out of the result, which must not depend on the machine.
     const double simulator_s = cost.wall_s - cost.math_s - cost.evaluation_s;
     std::fprintf(stderr,
@@ -136,6 +139,8 @@ int run_run(int argc, char** argv) {
                  static_cast<long long>(cost.messages),
                  static_cast<double>(cost.messages) / cost.wall_s,
                  cost.math_s > 0.0 ? (cost.math_s + simulator_s) / cost.math_s : 0.0);
+  }
+  if (!quiet) {
     std::cerr << "gbasim run: target AUC " << spec.evaluation.target_auc << "; wall " << wall()
               << " s in all; wrote " << out_path << '\n';
   }

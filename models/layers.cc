@@ -9,11 +9,11 @@ namespace gbasim {
 // Eigen blocks a matrix product by the CPU's cache sizes, read at run time, and the blocking of
 // the inner dimension (from the first-level data cache) sets the order in which each output's
 // terms are summed: with a 32 KiB L1 (AMD's Zen, Intel's cores before Ice Lake) Eigen splits
-// DeepFM's 429-term dot products into two blocks, with 48 KiB (Intel's since Ice Lake, the
-// machine of the committed results) it sums them in one, and every result differs in its last
-// bits. So the products are blocked for a 48 KiB L1 on every machine (the other levels, which
-// only tile the output, as read), before main(): the same spec and seed then give the same
-// bits on every CPU of one instruction set and maker (docs/architecture.md).
+// DeepFM's 429-term dot products into two blocks, with 48 KiB (Intel's since Ice Lake) it sums
+// them in one, and every result differs in its last bits. So the products are blocked for a
+// 48 KiB L1 on every machine (the other levels, which only tile the output, as read), before
+// main(): the same spec and seed then give the same bits on every CPU of one instruction set
+// and maker (docs/architecture.md).
 constexpr std::ptrdiff_t kProductBlockingL1 = 48 * 1024;
 const bool kProductBlockingPinned = [] {
   Eigen::setCpuCacheSizes(kProductBlockingL1, Eigen::l2CacheSize(), Eigen::l3CacheSize());

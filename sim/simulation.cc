@@ -54,7 +54,7 @@ void check_actor_stacks(int actors) {
 }
 
 // How the training samples were read: how many were handed out, how many distinct ones, and
-// the most reads of one sample, per data.sharding (docs/results.md "data_reads").
+// the most reads of one sample, per data.sharding (docs/spec.md, the result's "data_reads").
 nlohmann::ordered_json data_reads_json(const ExperimentSpec& spec,
                                        const std::vector<uint32_t>& reads) {
   int64_t total = 0, distinct = 0;
