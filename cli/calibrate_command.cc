@@ -9,7 +9,7 @@
 #include "base/files.h"
 #include "cli/commands.h"
 #include "experiment/result.h"
-#include "hw/calibration.h"
+#include "mpi/calibration.h"
 
 namespace gbasim {
 

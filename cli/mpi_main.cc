@@ -12,7 +12,7 @@
 #include "cli/entry_point.h"
 #include "experiment/result.h"
 #include "experiment/slowdown.h"
-#include "hw/mpi_runtime.h"
+#include "mpi/mpi_runtime.h"
 
 namespace po = boost::program_options;
 
@@ -39,6 +39,12 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // The ranks on this machine (those that share its memory), found before any rank can fail.
+  int ranks_here = 1;
+  MPI_Comm here;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &here);
+  MPI_Comm_size(here, &ranks_here);
+  MPI_Comm_free(&here);
   std::string spec_path, out_path;
   std::vector<std::string> overrides;
   gbasim::MpiOptions options;
@@ -110,6 +116,7 @@ int main(int argc, char** argv) {
                                                                      : "a server and one per worker") +
                                "), not " + std::to_string(size));
     }
+    gbasim::check_memory_on_this_machine(spec, spec_path, ranks_here);
     if (out_path.empty()) out_path = "out/mpi-" + gbasim::mode_name(spec.training.mode) + ".json";
     if (rank == 0) gbasim::check_output_file(out_path, "result");
     const std::string left = gbasim::RankSlowdown::not_injected(spec);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The layering test: every #include of the project's folders must follow the dependency table
-of docs/architecture.md (base <- models <- strategies, traces <- experiment <- sim, hw <- cli),
+of docs/architecture.md (base <- models <- strategies, traces <- experiment <- sim, mpi <- cli),
 and the libraries outside the project stay in the folders that own them.
 
 Usage: layering_test.py REPOSITORY_ROOT
@@ -19,8 +19,8 @@ ALLOWED = {
     "traces": {"base"},
     "experiment": {"base", "models", "strategies", "traces"},
     "sim": {"base", "models", "strategies", "traces", "experiment"},
-    "hw": {"base", "models", "strategies", "traces", "experiment"},
-    "cli": {"base", "models", "strategies", "traces", "experiment", "sim", "hw"},
+    "mpi": {"base", "models", "strategies", "traces", "experiment"},
+    "cli": {"base", "models", "strategies", "traces", "experiment", "sim", "mpi"},
     "fuzz": {"base", "models", "strategies", "traces", "experiment", "cli"},
 }
 # Outside libraries: the include prefix and the folders that may use it. An include of any
@@ -31,9 +31,9 @@ LIBRARIES = {
     "boost/math/": {"base"},
     "simgrid/": {"sim", "cli"},
     "xbt/": {"sim", "cli"},
-    "mpi.h": {"hw", "cli"},
-    "nlohmann/": {"experiment", "sim", "hw", "cli", "fuzz"},
-    "Eigen/": {"models", "strategies", "experiment", "sim", "hw", "cli"},
+    "mpi.h": {"mpi", "cli"},
+    "nlohmann/": {"experiment", "sim", "mpi", "cli", "fuzz"},
+    "Eigen/": {"models", "strategies", "experiment", "sim", "mpi", "cli"},
 }
 # The system's own headers (POSIX), which every folder may use.
 SYSTEM = {"unistd.h", "fcntl.h", "signal.h", "spawn.h", "sys/mman.h", "sys/resource.h",
@@ -73,8 +73,8 @@ def violations(root):
 
 def planted_is_caught():
     with tempfile.TemporaryDirectory() as scratch:
-        os.makedirs(os.path.join(scratch, "hw"))
-        with open(os.path.join(scratch, "hw", "planted.cc"), "w") as f:
+        os.makedirs(os.path.join(scratch, "mpi"))
+        with open(os.path.join(scratch, "mpi", "planted.cc"), "w") as f:
             f.write('#include "sim/simulation.h"\n#include <boost/program_options.hpp>\n'
                     '#include <boost/math/distributions/normal.hpp>\n#include <zlib.h>\n')
         return len(violations(scratch)) == 4
@@ -84,7 +84,7 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     if not planted_is_caught():
-        print("FAIL: planted includes in hw/ (sim/, Boost.Program_options, Boost.Math, zlib) "
+        print("FAIL: planted includes in mpi/ (sim/, Boost.Program_options, Boost.Math, zlib) "
               "were not all caught")
         return 1
     found = violations(sys.argv[1])

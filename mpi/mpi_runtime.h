@@ -33,6 +33,14 @@ struct MpiOptions {
 // in force through the sync phases too).
 int ranks_needed(const ExperimentSpec& spec);
 
+// Every rank holds the whole data set (synthetic data: about 4 bytes a sparse field, a dense
+// feature and the label, a sample). Throws InputError, naming data.train_samples, when the
+// `ranks_here` ranks on this machine would need more than 90% of the memory it has available
+// (/proc/meminfo's MemAvailable), rather than leave the kernel to kill one of them while they
+// prepare. Criteo files are not estimated.
+void check_memory_on_this_machine(const ExperimentSpec& spec, const std::string& spec_path,
+                                  int ranks_here);
+
 // One job on this rank. The constructor prepares it without communicating (the data, the
 // model, the trace and, on rank 0 of a server job, the rule in force and its log) and throws
 // on bad input, so that every rank can agree that all of them started before any trains

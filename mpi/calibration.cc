@@ -1,4 +1,4 @@
-#include "hw/calibration.h"
+#include "mpi/calibration.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
