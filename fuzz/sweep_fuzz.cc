@@ -10,7 +10,7 @@
 #include <string>
 
 #include "base/error.h"
-#include "cli/sweep.h"
+#include "study/sweep.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = "out/fuzz/sweep_fuzz-" + std::to_string(getpid()) + ".json";

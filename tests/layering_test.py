@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The layering test: every #include of the project's folders must follow the dependency table
-of docs/architecture.md (base <- models <- strategies, traces <- experiment <- sim, mpi <- cli),
+of docs/architecture.md (base <- models <- strategies, traces <- experiment <- sim, mpi, study <- cli),
 and the libraries outside the project stay in the folders that own them.
 
 Usage: layering_test.py REPOSITORY_ROOT
@@ -20,8 +20,9 @@ ALLOWED = {
     "experiment": {"base", "models", "strategies", "traces"},
     "sim": {"base", "models", "strategies", "traces", "experiment"},
     "mpi": {"base", "models", "strategies", "traces", "experiment"},
-    "cli": {"base", "models", "strategies", "traces", "experiment", "sim", "mpi"},
-    "fuzz": {"base", "models", "strategies", "traces", "experiment", "cli"},
+    "study": {"base", "models", "strategies", "traces", "experiment"},
+    "cli": {"base", "models", "strategies", "traces", "experiment", "sim", "mpi", "study"},
+    "fuzz": {"base", "models", "strategies", "traces", "experiment", "study", "cli"},
 }
 # Outside libraries: the include prefix and the folders that may use it. An include of any
 # other outside header (one with a folder or an extension, beyond the system's below) fails.
@@ -32,8 +33,8 @@ LIBRARIES = {
     "simgrid/": {"sim", "cli"},
     "xbt/": {"sim", "cli"},
     "mpi.h": {"mpi", "cli"},
-    "nlohmann/": {"experiment", "sim", "mpi", "cli", "fuzz"},
-    "Eigen/": {"models", "strategies", "experiment", "sim", "mpi", "cli"},
+    "nlohmann/": {"experiment", "sim", "mpi", "study", "cli", "fuzz"},
+    "Eigen/": {"models", "strategies", "experiment", "sim", "mpi", "study", "cli"},
 }
 # The system's own headers (POSIX), which every folder may use.
 SYSTEM = {"unistd.h", "fcntl.h", "signal.h", "spawn.h", "sys/mman.h", "sys/resource.h",

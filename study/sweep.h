@@ -1,5 +1,6 @@
 // Sweeps: a base spec, axes of values for any spec keys, and seeds; one `gbasim run` per
-// point. This part plans the points and reads their results; sweep_command.cc runs them.
+// point. The planner (sweep_plan.cc), the process pool (sweep_pool.cc) and the Slurm launcher
+// (slurm.cc), which `gbasim sweep`, `tune` and `compare` share.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -71,11 +72,11 @@ std::vector<std::string> summary_row(const SweepSpec& sweep, const SweepPoint& p
 // Runs the points that OUT/points does not hold a result of, as `gbasim sweep` does (one
 // `gbasim run` process a point, `jobs` at a time, progress on standard error, OUT/summary.csv
 // rewritten as they end). Returns 0 when every point is done, 1 when some failed, 130 when
-// interrupted (SIGINT, SIGTERM). Defined in sweep_command.cc, with the process pool.
+// interrupted (SIGINT, SIGTERM). Defined in sweep_pool.cc.
 int run_points(const SweepSpec& sweep, std::vector<SweepPoint> points, const std::string& out,
                int jobs);
 
-// What `gbasim sweep` does beyond the local pool (sweep_command.cc):
+// What `gbasim sweep` does beyond the local pool (sweep_pool.cc):
 // - kSubmit: submits the points without a result as a Slurm job array and returns (with
 //   `wait`, follows the array to its end and writes the summary);
 // - kTask: runs the points of array task SLURM_ARRAY_TASK_ID of `task_file`;
@@ -89,7 +90,7 @@ struct SweepLaunch {
 int run_sweep_with(const SweepSpec& sweep, std::vector<SweepPoint> points, const std::string& out,
                    const SweepLaunch& launch);
 
-// Slurm's commands (sweep_slurm.cc). Submits `script` as an array of `tasks` tasks (one log
+// Slurm's commands (slurm.cc). Submits `script` as an array of `tasks` tasks (one log
 // file a task in `log_dir`) and returns the job id; throws InputError with sbatch's message.
 std::string submit_array(const SlurmSettings& slurm, const std::string& script, int tasks,
                          const std::string& log_dir);

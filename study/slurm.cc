@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "base/error.h"
-#include "cli/sweep.h"
+#include "study/sweep.h"
 
 extern char** environ;
 

@@ -1,4 +1,4 @@
-// The sync tuner behind `gbasim tune` and `gbasim compare` (cli/tune_command.cc).
+// The sync tuner behind `gbasim tune` and `gbasim compare` (study/tune.cc).
 #pragma once
 
 #include <optional>

@@ -1,4 +1,4 @@
-#include "cli/sweep.h"
+#include "study/sweep.h"
 
 #include <algorithm>
 #include <cstdio>
