@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "cli/commands.h"
+#include "strategies/update_rule.h"
 #include "study/compare.h"
 #include "study/sweep.h"
 
@@ -73,8 +74,11 @@ int run_compare(const std::vector<std::string>& args) {
     o.modes.clear();
     std::stringstream in(modes);
     for (std::string m; std::getline(in, m, ',');) {
-      if (m != "sync" && m != "async" && m != "gba" && m != "ssp" && m != "backup")
-        throw po::error("--modes: unknown mode '" + m + "' (sync, async, gba, ssp, backup)");
+      try {
+        parse_mode(m);
+      } catch (const InputError& e) {
+        throw po::error(std::string("--modes: an item ") + e.what());
+      }
       if (std::find(o.modes.begin(), o.modes.end(), m) != o.modes.end())
         throw po::error("--modes: '" + m + "' is named twice");
       o.modes.push_back(m);

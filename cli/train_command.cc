@@ -58,10 +58,18 @@ int run_train(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse_options(args, desc, vm)) return 0;
 
-  model_config.kind = parse_model_kind(model_name_text);
+  try {
+    model_config.kind = parse_model_kind(model_name_text);
+  } catch (const InputError& e) {
+    throw po::error(std::string("--model ") + e.what());
+  }
   model_config.mlp = parse_widths(mlp_text, "mlp");
   model_config.bottom_mlp = parse_widths(bottom_text, "bottom-mlp");
-  opt.kind = parse_optimizer_kind(optimizer_text);
+  try {
+    opt.kind = parse_optimizer_kind(optimizer_text);
+  } catch (const InputError& e) {
+    throw po::error(std::string("--optimizer ") + e.what());
+  }
   // The options by the names the user typed (the libraries name their own fields).
   auto require = [](bool ok, const std::string& what) {
     if (!ok) throw InputError(what);

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "base/enum_names.h"
 #include "base/error.h"
 #include "base/files.h"
 #include "base/system.h"
@@ -453,108 +454,75 @@ int total_workers(const ExperimentSpec& spec) {
   return last.first + last.workers;
 }
 
+namespace {
+constexpr EnumName<ServerModel> kServerModelNames[] = {{ServerModel::kSharded, "sharded"}, {ServerModel::kOneQueue, "one_queue"}};
+}  // namespace
+
 ServerModel parse_server_model(const std::string& name) {
-  if (name == "sharded") return ServerModel::kSharded;
-  if (name == "one_queue") return ServerModel::kOneQueue;
-  throw InputError("must be \"sharded\" or \"one_queue\", not '" + name + "'");
+  return parse_enum(name, kServerModelNames);
 }
+
+std::string server_model_name(ServerModel model) { return enum_name(model, kServerModelNames); }
+
+namespace {
+constexpr EnumName<NetworkSolver> kNetworkSolverNames[] = {{NetworkSolver::kSimGrid, "simgrid"}, {NetworkSolver::kFluid, "fluid"}, {NetworkSolver::kAuto, "auto"}};
+}  // namespace
 
 NetworkSolver parse_network_solver(const std::string& name) {
-  if (name == "simgrid") return NetworkSolver::kSimGrid;
-  if (name == "fluid") return NetworkSolver::kFluid;
-  if (name == "auto") return NetworkSolver::kAuto;
-  throw InputError("must be \"simgrid\", \"fluid\" or \"auto\", not '" + name + "'");
+  return parse_enum(name, kNetworkSolverNames);
 }
 
-std::string network_solver_name(NetworkSolver solver) {
-  switch (solver) {
-    case NetworkSolver::kSimGrid: return "simgrid";
-    case NetworkSolver::kFluid: return "fluid";
-    case NetworkSolver::kAuto: return "auto";
-  }
-  return "";
-}
+std::string network_solver_name(NetworkSolver solver) { return enum_name(solver, kNetworkSolverNames); }
+
+namespace {
+constexpr EnumName<RingModel> kRingModelNames[] = {{RingModel::kMessages, "messages"}, {RingModel::kAggregate, "aggregate"}, {RingModel::kAuto, "auto"}};
+}  // namespace
 
 RingModel parse_ring_model(const std::string& name) {
-  if (name == "messages") return RingModel::kMessages;
-  if (name == "aggregate") return RingModel::kAggregate;
-  if (name == "auto") return RingModel::kAuto;
-  throw InputError("must be \"messages\", \"aggregate\" or \"auto\", not '" + name + "'");
+  return parse_enum(name, kRingModelNames);
 }
 
-std::string ring_model_name(RingModel model) {
-  switch (model) {
-    case RingModel::kMessages: return "messages";
-    case RingModel::kAggregate: return "aggregate";
-    case RingModel::kAuto: return "auto";
-  }
-  return "";
-}
+std::string ring_model_name(RingModel model) { return enum_name(model, kRingModelNames); }
+
+namespace {
+constexpr EnumName<DataSharding> kDataShardingNames[] = {{DataSharding::kStatic, "static"}, {DataSharding::kQueue, "queue"}};
+}  // namespace
 
 DataSharding parse_data_sharding(const std::string& name) {
-  if (name == "static") return DataSharding::kStatic;
-  if (name == "queue") return DataSharding::kQueue;
-  throw InputError("must be \"static\" or \"queue\", not '" + name + "'");
+  return parse_enum(name, kDataShardingNames);
 }
 
-std::string data_sharding_name(DataSharding sharding) {
-  return sharding == DataSharding::kStatic ? "static" : "queue";
-}
+std::string data_sharding_name(DataSharding sharding) { return enum_name(sharding, kDataShardingNames); }
+
+namespace {
+constexpr EnumName<Topology> kTopologyNames[] = {{Topology::kStar, "star"}, {Topology::kFatTree, "fat_tree"}, {Topology::kTorus, "torus"}, {Topology::kDragonfly, "dragonfly"}};
+}  // namespace
 
 Topology parse_topology(const std::string& name) {
-  if (name == "star") return Topology::kStar;
-  if (name == "fat_tree") return Topology::kFatTree;
-  if (name == "torus") return Topology::kTorus;
-  if (name == "dragonfly") return Topology::kDragonfly;
-  throw InputError("must be \"star\", \"fat_tree\", \"torus\" or \"dragonfly\", not '" + name +
-                   "'");
+  return parse_enum(name, kTopologyNames);
 }
 
-std::string topology_name(Topology topology) {
-  switch (topology) {
-    case Topology::kFatTree: return "fat_tree";
-    case Topology::kTorus: return "torus";
-    case Topology::kDragonfly: return "dragonfly";
-    case Topology::kStar: break;
-  }
-  return "star";
-}
+std::string topology_name(Topology topology) { return enum_name(topology, kTopologyNames); }
+
+namespace {
+constexpr EnumName<AllReduce> kAllReduceNames[] = {{AllReduce::kRing, "ring"}, {AllReduce::kHierarchical, "hierarchical"}, {AllReduce::kTree, "tree"}};
+}  // namespace
 
 AllReduce parse_allreduce(const std::string& name) {
-  if (name == "ring") return AllReduce::kRing;
-  if (name == "hierarchical") return AllReduce::kHierarchical;
-  if (name == "tree") return AllReduce::kTree;
-  throw InputError("must be \"ring\", \"hierarchical\" or \"tree\", not '" + name + "'");
+  return parse_enum(name, kAllReduceNames);
 }
 
-std::string allreduce_name(AllReduce algorithm) {
-  switch (algorithm) {
-    case AllReduce::kRing: return "ring";
-    case AllReduce::kHierarchical: return "hierarchical";
-    case AllReduce::kTree: return "tree";
-  }
-  return "";
-}
+std::string allreduce_name(AllReduce algorithm) { return enum_name(algorithm, kAllReduceNames); }
+
+namespace {
+constexpr EnumName<EmbeddingExchange> kEmbeddingExchangeNames[] = {{EmbeddingExchange::kAllGather, "all_gather"}, {EmbeddingExchange::kAllToAll, "all_to_all"}, {EmbeddingExchange::kHybrid, "hybrid"}};
+}  // namespace
 
 EmbeddingExchange parse_embedding_exchange(const std::string& name) {
-  if (name == "all_gather") return EmbeddingExchange::kAllGather;
-  if (name == "all_to_all") return EmbeddingExchange::kAllToAll;
-  if (name == "hybrid") return EmbeddingExchange::kHybrid;
-  throw InputError("must be \"all_gather\", \"all_to_all\" or \"hybrid\", not '" + name + "'");
+  return parse_enum(name, kEmbeddingExchangeNames);
 }
 
-std::string embedding_exchange_name(EmbeddingExchange exchange) {
-  switch (exchange) {
-    case EmbeddingExchange::kAllGather: return "all_gather";
-    case EmbeddingExchange::kAllToAll: return "all_to_all";
-    case EmbeddingExchange::kHybrid: return "hybrid";
-  }
-  return "";
-}
-
-std::string server_model_name(ServerModel model) {
-  return model == ServerModel::kOneQueue ? "one_queue" : "sharded";
-}
+std::string embedding_exchange_name(EmbeddingExchange exchange) { return enum_name(exchange, kEmbeddingExchangeNames); }
 
 SwitchPolicy switch_policy(const SwitchingSpec& spec) {
   SwitchPolicy p;

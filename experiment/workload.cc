@@ -3,28 +3,21 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/enum_names.h"
 #include "base/error.h"
 
 namespace gbasim {
 
+namespace {
+constexpr EnumName<TablePlacement> kTablePlacementNames[] = {{TablePlacement::kWorkers, "workers"}, {TablePlacement::kServers, "servers"}, {TablePlacement::kReplicated, "replicated"}};
+}  // namespace
+
 TablePlacement parse_table_placement(const std::string& name) {
   if (name.empty()) return TablePlacement::kCluster;
-  if (name == "workers") return TablePlacement::kWorkers;
-  if (name == "servers") return TablePlacement::kServers;
-  if (name == "replicated") return TablePlacement::kReplicated;
-  throw InputError("unknown table placement '" + name +
-                   "' (expected \"workers\", \"servers\" or \"replicated\")");
+  return parse_enum(name, kTablePlacementNames);
 }
 
-std::string table_placement_name(TablePlacement placement) {
-  switch (placement) {
-    case TablePlacement::kWorkers: return "workers";
-    case TablePlacement::kServers: return "servers";
-    case TablePlacement::kReplicated: return "replicated";
-    case TablePlacement::kCluster: break;
-  }
-  return "";
-}
+std::string table_placement_name(TablePlacement placement) { return enum_name(placement, kTablePlacementNames); }
 
 namespace {
 

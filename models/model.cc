@@ -3,35 +3,22 @@
 #include <cmath>
 #include <limits>
 
+#include "base/enum_names.h"
 #include "base/error.h"
 #include "models/metrics.h"
 #include "base/random.h"
 
 namespace gbasim {
 
+namespace {
+constexpr EnumName<ModelKind> kModelKindNames[] = {{ModelKind::kLR, "lr"}, {ModelKind::kFM, "fm"}, {ModelKind::kDeepFM, "deepfm"}, {ModelKind::kWideDeep, "widedeep"}, {ModelKind::kDLRM, "dlrm"}};
+}  // namespace
+
 ModelKind parse_model_kind(const std::string& name) {
-  for (ModelKind kind : {ModelKind::kLR, ModelKind::kFM, ModelKind::kDeepFM, ModelKind::kWideDeep,
-                         ModelKind::kDLRM}) {
-    if (model_name(kind) == name) return kind;
-  }
-  throw InputError("unknown model '" + name + "' (expected lr, fm, deepfm, widedeep or dlrm)");
+  return parse_enum(name, kModelKindNames);
 }
 
-std::string model_name(ModelKind kind) {
-  switch (kind) {
-    case ModelKind::kLR:
-      return "lr";
-    case ModelKind::kFM:
-      return "fm";
-    case ModelKind::kDeepFM:
-      return "deepfm";
-    case ModelKind::kWideDeep:
-      return "widedeep";
-    case ModelKind::kDLRM:
-      return "dlrm";
-  }
-  return "?";
-}
+std::string model_name(ModelKind kind) { return enum_name(kind, kModelKindNames); }
 
 struct Model::Cache {
   RowMatrixXf e;       // b x F*k embeddings

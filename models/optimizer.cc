@@ -3,28 +3,20 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/enum_names.h"
 #include "base/error.h"
 
 namespace gbasim {
 
+namespace {
+constexpr EnumName<OptimizerKind> kOptimizerKindNames[] = {{OptimizerKind::kSGD, "sgd"}, {OptimizerKind::kAdagrad, "adagrad"}, {OptimizerKind::kAdam, "adam"}};
+}  // namespace
+
 OptimizerKind parse_optimizer_kind(const std::string& name) {
-  for (OptimizerKind kind : {OptimizerKind::kSGD, OptimizerKind::kAdagrad, OptimizerKind::kAdam}) {
-    if (optimizer_name(kind) == name) return kind;
-  }
-  throw InputError("unknown optimizer '" + name + "' (expected sgd, adagrad or adam)");
+  return parse_enum(name, kOptimizerKindNames);
 }
 
-std::string optimizer_name(OptimizerKind kind) {
-  switch (kind) {
-    case OptimizerKind::kSGD:
-      return "sgd";
-    case OptimizerKind::kAdagrad:
-      return "adagrad";
-    case OptimizerKind::kAdam:
-      return "adam";
-  }
-  return "?";
-}
+std::string optimizer_name(OptimizerKind kind) { return enum_name(kind, kOptimizerKindNames); }
 
 Optimizer::Optimizer(const OptimizerConfig& config, const Parameters& like) : config_(config) {
   if (!(config.learning_rate > 0.0))

@@ -2,27 +2,22 @@
 
 #include <simgrid/s4u.hpp>
 
+#include "base/enum_names.h"
 #include "base/error.h"
 #include "sim/cluster.h"
 #include "sim/collectives.h"
 
 namespace gbasim {
 
+namespace {
+constexpr EnumName<CollectiveOp> kCollectiveOpNames[] = {{CollectiveOp::kAllReduce, "allreduce"}, {CollectiveOp::kAllGather, "allgather"}, {CollectiveOp::kAllToAll, "alltoall"}};
+}  // namespace
+
 CollectiveOp parse_collective(const std::string& name) {
-  if (name == "allreduce") return CollectiveOp::kAllReduce;
-  if (name == "allgather") return CollectiveOp::kAllGather;
-  if (name == "alltoall") return CollectiveOp::kAllToAll;
-  throw InputError("must be \"allreduce\", \"allgather\" or \"alltoall\", not '" + name + "'");
+  return parse_enum(name, kCollectiveOpNames);
 }
 
-std::string collective_name(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::kAllReduce: return "allreduce";
-    case CollectiveOp::kAllGather: return "allgather";
-    case CollectiveOp::kAllToAll: return "alltoall";
-  }
-  return "";
-}
+std::string collective_name(CollectiveOp op) { return enum_name(op, kCollectiveOpNames); }
 
 double bus_factor(CollectiveOp op, int ranks) {
   const double n = ranks;

@@ -2,53 +2,31 @@
 
 #include <stdexcept>
 
+#include "base/enum_names.h"
 #include "base/error.h"
 #include "strategies/rules.h"
 
 namespace gbasim {
 
+namespace {
+constexpr EnumName<Mode> kModeNames[] = {{Mode::kSync, "sync"}, {Mode::kAsync, "async"}, {Mode::kGBA, "gba"}, {Mode::kBoundedStaleness, "ssp"}, {Mode::kBackupWorkers, "backup"}};
+}  // namespace
+
 Mode parse_mode(const std::string& name) {
-  for (Mode mode :
-       {Mode::kSync, Mode::kAsync, Mode::kGBA, Mode::kBoundedStaleness, Mode::kBackupWorkers}) {
-    if (mode_name(mode) == name) return mode;
-  }
-  throw InputError("unknown mode '" + name + "' (expected sync, async, gba, ssp or backup)");
+  return parse_enum(name, kModeNames);
 }
 
-std::string mode_name(Mode mode) {
-  switch (mode) {
-    case Mode::kSync:
-      return "sync";
-    case Mode::kAsync:
-      return "async";
-    case Mode::kGBA:
-      return "gba";
-    case Mode::kBoundedStaleness:
-      return "ssp";
-    case Mode::kBackupWorkers:
-      return "backup";
-  }
-  return "?";
-}
+std::string mode_name(Mode mode) { return enum_name(mode, kModeNames); }
+
+namespace {
+constexpr EnumName<Decay> kDecayNames[] = {{Decay::kDrop, "drop"}, {Decay::kExp, "exp"}, {Decay::kInverse, "inverse"}};
+}  // namespace
 
 Decay parse_decay(const std::string& name) {
-  for (Decay decay : {Decay::kDrop, Decay::kExp, Decay::kInverse}) {
-    if (decay_name(decay) == name) return decay;
-  }
-  throw InputError("unknown decay '" + name + "' (expected drop, exp or inverse)");
+  return parse_enum(name, kDecayNames);
 }
 
-std::string decay_name(Decay decay) {
-  switch (decay) {
-    case Decay::kDrop:
-      return "drop";
-    case Decay::kExp:
-      return "exp";
-    case Decay::kInverse:
-      return "inverse";
-  }
-  return "?";
-}
+std::string decay_name(Decay decay) { return enum_name(decay, kDecayNames); }
 
 void validate(const RuleConfig& c) {
   auto require = [](bool ok, const std::string& key, const std::string& what) {

@@ -21,7 +21,7 @@ grep -q -- '--model' <<<"$help" || fail "train --help lists no --model"
 "$gbasim" nonsense >/dev/null 2>&1; [ $? -eq 2 ] || fail "an unknown command must exit 2"
 msg=$("$gbasim" train --model resnet "${small[@]}" --out "$work/x.json" 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "an unknown model must exit 2 (got $rc)"
-grep -q "unknown model 'resnet'" <<<"$msg" || fail "unknown model message: $msg"
+grep -qF -- "--model must be \"lr\", \"fm\", \"deepfm\", \"widedeep\" or \"dlrm\", not 'resnet'" <<<"$msg" || fail "unknown model message: $msg"
 msg=$("$gbasim" train --mlp 128,x "${small[@]}" --out "$work/x.json" 2>&1)
 grep -q -- "--mlp must be a comma-separated list" <<<"$msg" || fail "bad --mlp message: $msg"
 msg=$("$gbasim" train --ctr 2 "${small[@]}" --out "$work/x.json" 2>&1)
@@ -95,7 +95,7 @@ check_spec_error() {  # spec text, expected message
 }
 check_spec_error '{"trainng": {}}' "bad.json: unknown key 'trainng'"
 check_spec_error '{"training": {"workers": "4"}}' "'training.workers' must be an integer"
-check_spec_error '{"training": {"mode": "hogwild"}}' "'training.mode' unknown mode 'hogwild'"
+check_spec_error '{"training": {"mode": "hogwild"}}' "'training.mode' must be \"sync\", \"async\", \"gba\", \"ssp\" or \"backup\", not 'hogwild'"
 check_spec_error '{"cluster": {"nic_bandwidth": -1}}' "'cluster.nic_bandwidth' must be positive"
 check_spec_error '{"cluster": {"server_model": "one_queue", "ps_shards": 2}}' "'cluster.server_model' one_queue needs cluster.ps_shards = 1"
 check_spec_error '{"cluster": {"server_model": "two_queues"}}' "'cluster.server_model' must be \"sharded\" or \"one_queue\", not 'two_queues'"
