@@ -9,6 +9,14 @@
 
 namespace gbasim {
 
+// What the proxy's messages carry a value and a row id: 32-bit floats (its parameters,
+// gradients and activations) and 64-bit ids (the hashed row ids a production pipeline sends).
+// A workload may give its own (`workload.value_bytes`, `workload.id_bytes`).
+constexpr double kValueBytes = 4.0;
+constexpr double kRowIdBytes = 8.0;
+// A request or a notice ("gradient pushed", an acknowledgement).
+constexpr double kControlBytes = 64;
+
 // A gradient's embedding rows by owner (a parameter-server shard, or a worker of an
 // all-to-all): each row goes to the owner its (table, row) hashes to. Counted once a gradient,
 // so that every message about the same rows (request, pull, push) reads the counts instead of

@@ -54,7 +54,7 @@ class StepSizes {
   double proxy_flops_;
   std::optional<Workload> workload_;
   double batch_ratio_ = 1.0;  // workload samples a proxy sample stands for
-  double value_bytes_ = 4.0, id_bytes_ = 8.0;
+  double value_bytes_ = kValueBytes, id_bytes_ = kRowIdBytes;
 };
 
 }  // namespace gbasim

@@ -16,14 +16,12 @@
 #include "models/optimizer.h"
 #include "sim/batch_rows.h"
 #include "sim/cluster.h"
+#include "sim/messages.h"
 #include "sim/simulation.h"
 #include "sim/step_sizes.h"
 #include "strategies/rule_in_force.h"
 
 namespace gbasim {
-
-// Bytes of a request or of a notice ("gradient pushed", an acknowledgement).
-constexpr double kControlBytes = 64;
 
 struct WorkerStats {
   int64_t steps = 0;
