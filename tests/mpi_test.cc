@@ -161,6 +161,28 @@ std::vector<std::string> switches(const nlohmann::json& r) {
   return list;
 }
 
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+// A real run's switches and model moves are `expected`, and the simulator's on the same spec
+// (its result written to `simulated`), with the same global steps.
+void expect_the_simulators_switches(const std::string& spec_path, const std::string& simulated,
+                                    const nlohmann::json& result,
+                                    const std::vector<std::string>& expected) {
+  const std::string command = std::string(GBASIM_EXE) + " run --spec " + spec_path + " -q --out " +
+                              simulated + " >/dev/null 2>&1";
+  if (std::system(command.c_str()) != 0) {
+    ADD_FAILURE() << "the simulator failed: " << command;
+    return;
+  }
+  const nlohmann::json sim = read_json(simulated);
+  EXPECT_EQ(switches(result), switches(sim));
+  EXPECT_EQ(switches(result), expected);
+  EXPECT_EQ(result["summary"]["global_steps"], sim["summary"]["global_steps"]);
+}
+
 // data.sharding "static" (a shard a rank) and "queue" (one shared sequence: sync step s gives
 // worker w batch 3s + w).
 class Sharding : public ::testing::TestWithParam<const char*> {};
@@ -252,20 +274,10 @@ TEST_P(Sharding, ScheduledSwitchesFollowTheRuleInForceOnThreeRanks) {
   const MpiRun run = mpirun(3, "--spec " + spec_path + " -q --out " + out + " --params-out " +
                                    params + " --rule-log " + log);
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  std::ifstream result_file(out);
-  const auto result = nlohmann::json::parse(result_file);
-
-  // The switches and the model moves are the simulator's.
-  const std::string command = std::string(GBASIM_EXE) + " run --spec " + spec_path + " -q --out " +
-                              simulated + " >/dev/null 2>&1";
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-  std::ifstream simulated_file(simulated);
-  const auto sim = nlohmann::json::parse(simulated_file);
-  EXPECT_EQ(switches(result), switches(sim));
-  EXPECT_EQ(switches(result),
-            (std::vector<std::string>{"10 sync->gba", "30 gba->sync", "10 to_parameter_servers",
-                                      "30 to_workers"}));
-  EXPECT_EQ(result["summary"]["global_steps"], sim["summary"]["global_steps"]);
+  const nlohmann::json result = read_json(out);
+  expect_the_simulators_switches(spec_path, simulated, result,
+                                 {"10 sync->gba", "30 gba->sync", "10 to_parameter_servers",
+                                  "30 to_workers"});
 
   // The same calls in one process.
   const ExperimentSpec spec = load_spec(spec_path, {});
@@ -407,19 +419,10 @@ TEST_P(Sharding, WorkerPoolsFollowTheRuleInForceOnSevenRanks) {
   const MpiRun run = mpirun(7, "--spec " + spec_path + " -q --out " + out + " --params-out " +
                                    params + " --rule-log " + log, 240);
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  std::ifstream result_file(out);
-  const auto result = nlohmann::json::parse(result_file);
-  const std::string command = std::string(GBASIM_EXE) + " run --spec " + spec_path + " -q --out " +
-                              simulated + " >/dev/null 2>&1";
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-  std::ifstream simulated_file(simulated);
-  const auto sim = nlohmann::json::parse(simulated_file);
-  EXPECT_EQ(switches(result), switches(sim));
-  EXPECT_EQ(switches(result),
-            (std::vector<std::string>{"8 sync->gba", "16 gba->sync", "24 sync->sync",
-                                      "8 to_parameter_servers", "16 to_workers",
-                                      "24 between_pools"}));
-  EXPECT_EQ(result["summary"]["global_steps"], sim["summary"]["global_steps"]);
+  const nlohmann::json result = read_json(out);
+  expect_the_simulators_switches(spec_path, simulated, result,
+                                 {"8 sync->gba", "16 gba->sync", "24 sync->sync",
+                                  "8 to_parameter_servers", "16 to_workers", "24 between_pools"});
   // Each worker's steps: pool 1's in its GBA phase and its last sync phase.
   ASSERT_EQ(result["workers"].size(), 6u);
   for (int w = 0; w < 6; ++w) {
