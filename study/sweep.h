@@ -103,9 +103,9 @@ void check_sbatch_options(const std::vector<std::string>& options);
 // controller cannot be reached): an unknown count is never taken for an empty queue.
 int tasks_in_queue(const std::string& job_id);
 
-// Draws the convergence figure of the sweep folder `out` into out/figures with
-// scripts/plot_sweep.py beside the build (bands over seeds); a note (`who` says whose) where it
-// cannot.
+// Draws the convergence figure of the sweep folder `out` into out/figures with the source
+// tree's scripts/plot_sweep.py (bands over seeds), printing the command so that the user can
+// run it again; a note (`who` says whose) where it cannot.
 void draw_convergence(const std::string& out, const std::string& who);
 
 // One CSV line: cells with a comma, quote or newline are quoted.

@@ -314,23 +314,17 @@ void check_points_folder(const std::string& folder) {
 }
 
 void draw_convergence(const std::string& out, const std::string& who) {
-  const fs::path exe = fs::read_symlink("/proc/self/exe");
-  const fs::path script = exe.parent_path() / ".." / ".." / "scripts" / "plot_sweep.py";
-  const fs::path python = "/usr/bin/python3";
   const std::string figures = (fs::path(out) / "figures").string();
-  if (!fs::exists(script) || !fs::exists(python)) {
-    std::cerr << who << ": no figure (scripts/plot_sweep.py or /usr/bin/python3 not "
-                 "found); draw it with: scripts/plot_sweep.py convergence "
-              << out << " " << figures << "\n";
+  const std::string command = std::string("/usr/bin/python3 ") + shell_quoted(GBASIM_PLOT_SWEEP) +
+                              " convergence " + shell_quoted(out) + " " + shell_quoted(figures);
+  if (!fs::exists(GBASIM_PLOT_SWEEP) || !fs::exists("/usr/bin/python3")) {
+    std::cerr << who << ": no figure (" << GBASIM_PLOT_SWEEP
+              << " or /usr/bin/python3 not found); draw it with: " << command << "\n";
     return;
   }
-  const std::string command = python.string() + " " +
-                              shell_quoted(script.lexically_normal().string()) + " convergence " +
-                              shell_quoted(out) + " " + shell_quoted(figures) + " >/dev/null";
-  if (std::system(command.c_str()) != 0)
-    std::cerr << who << ": the figure failed: " << command << "\n";
-  else
-    std::cerr << who << ": figures: " << figures << "/convergence-time.png\n";
+  std::cerr << who << ": figures: " << command << "\n";
+  if (std::system((command + " >/dev/null").c_str()) != 0)
+    std::cerr << who << ": the figure failed (run the command above to see why)\n";
 }
 
 int run_points(const SweepSpec& sweep, std::vector<SweepPoint> points, const std::string& out,
