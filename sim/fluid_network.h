@@ -34,6 +34,22 @@
 
 namespace gbasim {
 
+// The fluid model's constants (sim/fluid_network.cc and sim/fluid_sharing.cc).
+namespace fluid {
+// Events this close are one: SimGrid's clock resolves no finer, and a timeout shorter than
+// this could wake the model's actor at the same instant forever.
+constexpr double kTimeEpsilon = 1e-9;
+// The share of a flow's rate that it takes on its reverse route with network/crosstraffic
+// (SimGrid 3.32, NetworkCm02Model::comm_action_expand_constraints).
+constexpr double kCrossTraffic = 0.05;
+// Shares this close are equal.
+constexpr double kTie = 1e-9;
+// A flow's rate is taken again on the other links of its route when it has changed by more.
+constexpr double kRateChange = 1e-3;
+// Routes kept for reuse, at most: beyond, a route is looked up for each flow.
+constexpr size_t kRoutesCached = 1 << 20;
+}  // namespace fluid
+
 namespace sg4 = simgrid::s4u;
 
 class Box;
