@@ -10,6 +10,7 @@
 #include "base/files.h"
 #include "cli/commands.h"
 #include "study/sweep.h"
+#include "study/sweep_table.h"
 
 namespace gbasim {
 
@@ -19,11 +20,13 @@ namespace po = boost::program_options;
 int run_sweep(const std::vector<std::string>& args) {
   std::string spec_path, out_dir, launcher = "local", task_file;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  bool dry_run = false, wait = false, summarize = false;
+  bool dry_run = false, wait = false, summarize = false, table = false;
+  std::vector<std::string> against;
   SlurmSettings slurm;
   int points_per_task = 0;
   po::options_description desc(
-      "gbasim sweep --spec SWEEP.json [options]\n\n"
+      "gbasim sweep --spec SWEEP.json [options]\n"
+      "gbasim sweep --table --out DIR [--against KEY=VALUE ...]\n\n"
       "Runs a base spec over axes of values and seeds (docs/sweep.md), one 'gbasim run'\n"
       "process per point, J at a time, or as a Slurm job array (--launcher slurm). Each\n"
       "point's result goes to OUT/points/<point>.json (its progress log beside it), and\n"
@@ -38,6 +41,12 @@ int run_sweep(const std::vector<std::string>& args) {
       "summarize", po::bool_switch(&summarize),
       "write OUT/summary.csv from the results there are and list the points without one; run "
       "nothing")(
+      "table", po::bool_switch(&table),
+      "print Markdown tables of OUT/summary.csv (each combination's metrics over seeds with 95% "
+      "intervals; each mode's paired differences against sync and GBA); run nothing")(
+      "against", po::value(&against)->multitoken()->value_name("KEY=VALUE"),
+      "--table: also each combination's paired differences against the one these axis values "
+      "name (e.g. --against training.gba.decay=none)")(
       "launcher", po::value(&launcher)->value_name("NAME"),
       "local (the default: a process pool here) or slurm (submit the points without a result as "
       "one job array, sbatch --array; OUT must be on a file system the nodes share)")(
@@ -57,6 +66,20 @@ int run_sweep(const std::vector<std::string>& args) {
       "internal: run array task SLURM_ARRAY_TASK_ID of FILE (what the submitted script calls)");
   po::variables_map vm;
   if (!parse_options(args, desc, vm)) return 0;
+  if (!against.empty() && !table) throw po::error("--against is for --table");
+  if (table) {
+    if (out_dir.empty() && spec_path.empty()) throw po::error("--table needs --out DIR (or --spec)");
+    std::vector<std::pair<std::string, std::string>> reference;
+    for (const std::string& pair : against) {
+      const size_t eq = pair.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw po::error("--against takes KEY=VALUE pairs, not '" + pair + "'");
+      reference.push_back({pair.substr(0, eq), pair.substr(eq + 1)});
+    }
+    const fs::path folder = out_dir.empty() ? fs::path(spec_path).parent_path() : fs::path(out_dir);
+    std::cout << sweep_table(folder.empty() ? "." : folder.string(), reference);
+    return 0;
+  }
   if (spec_path.empty()) throw po::error("--spec FILE is required");
   if (jobs < 1) throw po::error("--jobs must be at least 1");
   if (launcher != "local" && launcher != "slurm")

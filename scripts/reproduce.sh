@@ -2,7 +2,7 @@
 # Regenerates one committed experiment: results/NAME/sweep.json is run with `gbasim sweep`
 # (its points go to results/NAME/points/, not committed), then results/NAME/summary.csv,
 # the figures listed in results/NAME/plots (one `plot_sweep.py` KIND and its options a
-# line) and results/NAME/table.md (scripts/sweep_table.py; with the KEY=VALUE pairs of
+# line) and results/NAME/table.md (gbasim sweep --table; with the KEY=VALUE pairs of
 # results/NAME/against, if there is one, as its --against reference) are written.
 #
 # Usage: scripts/reproduce.sh NAME [--fresh] [--jobs J]
@@ -103,7 +103,7 @@ if [ -f "$dir/against" ]; then
   read -r -a against <"$dir/against"
   against=(--against "${against[@]}")
 fi
-/usr/bin/python3 scripts/sweep_table.py "$dir" "${against[@]}" >"$dir/table.md.tmp"
+./build/bin/gbasim sweep --table --out "$dir" "${against[@]}" >"$dir/table.md.tmp"
 mv "$dir/table.md.tmp" "$dir/table.md"
 cat "$dir/table.md"
 echo "reproduce.sh: $name regenerated in $(( $(date +%s) - start )) s: $dir"

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """scripts/stats.py against a textbook example: Student's sleep data (R's `sleep`), whose paired
 t-test R reports as mean -1.58, 95% interval [-2.4598858, -0.7001142], and the one-sample test
-of the first group as 0.75 [-0.5297804, 2.0297804]; and scripts/sweep_table.py --against on a
-sweep summary holding the same numbers.
+of the first group as 0.75 [-0.5297804, 2.0297804]; and `gbasim sweep --table --against` (whose
+intervals are base/stats.h's) on a sweep summary holding the same numbers.
 
-Usage: stats_test.py SCRIPTS_FOLDER"""
+Usage: stats_test.py SCRIPTS_FOLDER GBASIM"""
 import math
 import sys
 
@@ -34,7 +34,7 @@ if excludes_zero(m):
     failures.append("the one-sample interval should hold 0")
 if not math.isnan(mean_interval([1.0]).low):
     failures.append("one value should have no interval")
-# sweep_table.py --against: the sleep data as two settings of an axis, paired by seed.
+# gbasim sweep --table --against: the sleep data as two settings of an axis, paired by seed.
 import csv  # noqa: E402
 import os  # noqa: E402
 import subprocess  # noqa: E402
@@ -49,16 +49,14 @@ with tempfile.TemporaryDirectory() as sweep:
         for x, values in (("a", drug1), ("b", drug2)):
             for seed, v in enumerate(values, 1):
                 w.writerow([f"x-{x}_seed-{seed}", seed, x, "done", 10 + v, 0.75, 10 + v, 0, 0, 0, 1])
-    table = os.path.join(sys.argv[1], "sweep_table.py")
-    done = subprocess.run([sys.executable, table, sweep, "--against", "x=b"], capture_output=True,
-                          text=True)
+    table = [sys.argv[2], "sweep", "--table", "--out", sweep]
+    done = subprocess.run(table + ["--against", "x=b"], capture_output=True, text=True)
     row = next((l for l in done.stdout.splitlines() if l.startswith("| a | -1.58")), "")
     if "| -1.58 [-2.46, -0.70] * (n=10) | -1.5800 [-2.4599, -0.7001] * (n=10) |" not in row:
-        failures.append(f"sweep_table.py --against x=b: {done.stdout[-400:]} {done.stderr}")
-    done = subprocess.run([sys.executable, table, sweep, "--against", "y=b"], capture_output=True,
-                          text=True)
-    if done.returncode == 0 or "not an axis" not in done.stderr:
-        failures.append(f"sweep_table.py --against y=b must fail: {done.stderr}")
+        failures.append(f"sweep --table --against x=b: {done.stdout[-400:]} {done.stderr}")
+    done = subprocess.run(table + ["--against", "y=b"], capture_output=True, text=True)
+    if done.returncode != 2 or "not an axis" not in done.stderr:
+        failures.append(f"sweep --table --against y=b must fail with exit 2: {done.stderr}")
 for f in failures:
     print("FAIL:", f)
 print("stats_test.py:", "failed" if failures else "ok")
