@@ -149,6 +149,22 @@ double moved_from_start(const ExperimentSpec& spec, const Parameters& p) {
   return moved;
 }
 
+// A real run of a server mode or a switching job against the rule in force driven in one
+// process by its rule log: the same global steps and gradients (at least `gba_gradients` in
+// GBA), and its parameters (--params-out) within a few float roundings, MPI's dense sums being
+// in another order. Planted: training moved the parameters.
+void expect_the_same_calls_in_one_process(const std::string& spec_path, const std::string& log,
+                                          const std::string& params, const nlohmann::json& result,
+                                          int64_t gba_gradients) {
+  const ExperimentSpec spec = load_spec(spec_path, {});
+  const Replayed replayed = replay_rule_log(spec, log);
+  EXPECT_EQ(replayed.global_step, result["summary"]["global_steps"].get<int64_t>());
+  EXPECT_EQ(replayed.received, result["summary"]["gradients"]["received"].get<int64_t>());
+  EXPECT_GE(replayed.gba_gradients, gba_gradients);
+  EXPECT_LT(largest_difference(params, replayed.params), 1e-5);
+  EXPECT_GT(moved_from_start(spec, replayed.params), 1e-3);
+}
+
 // The switches and the model moves of a result, in order.
 std::vector<std::string> switches(const nlohmann::json& r) {
   std::vector<std::string> list;
@@ -279,15 +295,8 @@ TEST_P(Sharding, ScheduledSwitchesFollowTheRuleInForceOnThreeRanks) {
                                  {"10 sync->gba", "30 gba->sync", "10 to_parameter_servers",
                                   "30 to_workers"});
 
-  // The same calls in one process.
-  const ExperimentSpec spec = load_spec(spec_path, {});
-  const Replayed replayed = replay_rule_log(spec, log);
-  EXPECT_EQ(replayed.global_step, result["summary"]["global_steps"].get<int64_t>());
-  EXPECT_EQ(replayed.received, result["summary"]["gradients"]["received"].get<int64_t>());
-  EXPECT_GE(replayed.gba_gradients, 40);  // 20 GBA steps of two gradients each
-  // The order of MPI's dense sums differs: a few float roundings.
-  EXPECT_LT(largest_difference(params, replayed.params), 1e-5);
-  EXPECT_GT(moved_from_start(spec, replayed.params), 1e-3);  // planted: training moved them
+  // The same calls in one process; 20 GBA steps of two gradients each.
+  expect_the_same_calls_in_one_process(spec_path, log, params, result, 40);
 }
 
 // A long GBA job on 3 ranks (2 workers and the server): a minute of training unless it fails.
@@ -430,13 +439,8 @@ TEST_P(Sharding, WorkerPoolsFollowTheRuleInForceOnSevenRanks) {
     EXPECT_GT(result["workers"][w]["steps"].get<int64_t>(), 0) << "worker " << w;
   }
 
-  const ExperimentSpec spec = load_spec(spec_path, {});
-  const Replayed replayed = replay_rule_log(spec, log);
-  EXPECT_EQ(replayed.global_step, result["summary"]["global_steps"].get<int64_t>());
-  EXPECT_EQ(replayed.received, result["summary"]["gradients"]["received"].get<int64_t>());
-  EXPECT_GE(replayed.gba_gradients, 32);  // 8 GBA steps of four gradients each
-  EXPECT_LT(largest_difference(params, replayed.params), 1e-5);
-  EXPECT_GT(moved_from_start(spec, replayed.params), 1e-3);
+  // 8 GBA steps of four gradients each.
+  expect_the_same_calls_in_one_process(spec_path, log, params, result, 32);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, Sharding, ::testing::Values("static", "queue"));
