@@ -24,64 +24,24 @@ std::optional<SwitchPolicy> switching_of(const ExperimentSpec& spec) {
 Training::Training(const ExperimentSpec& spec, SimulationCost& cost)
     : spec_(spec),
       cost_(cost),
-      data_(load_data(spec.data)),
+      feed_(spec),
       trace_(load_trace(spec)),
-      record_(spec, data_),
-      model_(spec.model, data_.train.cardinalities, data_.train.num_dense),
+      record_(spec, feed_.data()),
+      model_(spec.model, feed_.data().train.cardinalities, feed_.data().train.num_dense),
       params_(model_.init_parameters(spec.seed)),
       optimizer_(spec.optimizer, params_),
       rule_(spec.training, switching_of(spec)),
-      pools_(worker_pools(spec)),
       n_(total_workers(spec)),
       timing_only_(spec.simulation.timing_only),
       dense_values_(model_.num_dense_parameters()),
       stats_(n_),
       mutex_(sg4::Mutex::create()),
       updated_(sg4::ConditionVariable::create()) {
-  // A data file too small for one global step (synthetic data is checked with the spec).
-  for (const WorkerPool& pool : pools_) {
-    const int64_t batch = int64_t{pool.workers} * pool.local_batch;
-    if (data_.train.size() < batch) {
-      throw InputError(spec.data.criteo_path + ": its training part holds " +
-                       std::to_string(data_.train.size()) +
-                       " samples, fewer than one global batch (" + std::to_string(pool.workers) +
-                       " workers x " + std::to_string(pool.local_batch) + ")");
-    }
-  }
-  // Each pool's workers share the whole training set among them: a shard each, or one
-  // sequence the pool's workers take batches from in the order they ask.
-  const bool queue = spec.data.sharding == DataSharding::kQueue;
-  for (int p = 0; p < static_cast<int>(pools_.size()); ++p) {
-    if (queue) shards_.emplace_back(data_.train, 0, 1, spec.seed);
-    for (int i = 0; i < pools_[p].workers; ++i) {
-      if (!queue) shards_.emplace_back(data_.train, i, pools_[p].workers, spec.seed);
-      shard_of_.push_back(static_cast<int>(shards_.size()) - 1);
-      pool_of_.push_back(p);
-    }
-  }
-  reads_.assign(static_cast<size_t>(data_.train.size()), 0);
-  for (ShardIterator& shard : shards_) shard.count_reads(&reads_);
+  LoadedData& data = feed_.data();
   if (spec.evaluation.test_samples > 0)
-    data_.test = first_rows(data_.test, spec.evaluation.test_samples);
+    data.test = first_rows(data.test, spec.evaluation.test_samples);
   for (const auto& table : params_.tables) dims_.push_back(table.cols());
-  if (timing_only_) batch_rows_.emplace(data_.train.cardinalities);
   sizes_.emplace(spec, dims_, dense_values_, model_.flops_per_sample());
-}
-
-// Each field's unique ids in the order they first appear, without a sort: the rows' order
-// matters to nothing timing reads. Every model's tables are a field's each, once (embeddings
-// or first-order weights) or twice (both; the second set holds the same rows).
-template <typename Sample>
-void Training::rows_of(int64_t b, Sample sample, Gradient& grad) {
-  grad = Gradient{};
-  grad.samples = b;
-  grad.tables.resize(dims_.size());
-  const auto fields = static_cast<size_t>(data_.train.num_fields);
-  if (grad.tables.size() >= fields && fields > 0) batch_rows_->take(b, sample, grad.tables);
-  for (size_t t = 0; t < dims_.size(); ++t) {
-    if (t >= fields) grad.tables[t].rows = grad.tables[t % fields].rows;
-    grad.tables[t].values.resize(static_cast<Eigen::Index>(grad.tables[t].rows.size()), 0);
-  }
 }
 
 void Training::gradient_of(const Batch& batch, Gradient& grad) {
@@ -91,26 +51,15 @@ void Training::gradient_of(const Batch& batch, Gradient& grad) {
     cost_.math_s += seconds_since(start);
     return;
   }
-  rows_of(batch.ids.rows(), [&](int64_t i) { return &batch.ids(i, 0); }, grad);
+  feed_.batch_rows(batch, dims_.size(), grad);
 }
 
 void Training::next_gradient(int worker, Gradient& grad) {
   if (!timing_only_) {
-    gradient_of(next_batch(worker), grad);
+    gradient_of(feed_.next_batch(worker), grad);
     return;
   }
-  // The rows the batch would copy, read where they are.
-  ShardIterator& shard = shards_[shard_of_[worker]];
-  const std::span<const int64_t> rows = shard.next_rows(local_batch(worker));
-  if (!sizes_->proxy()) {  // a workload's sizes need the sample count alone
-    grad = Gradient{};
-    grad.samples = static_cast<int64_t>(rows.size());
-    return;
-  }
-  const Dataset& data = shard.data();
-  const int32_t* ids = data.ids.data();
-  const int64_t fields = data.num_fields;
-  rows_of(static_cast<int64_t>(rows.size()), [&](int64_t i) { return ids + rows[i] * fields; }, grad);
+  feed_.next_rows(worker, dims_.size(), sizes_->proxy(), grad);
 }
 
 bool Training::wait_for_admission(int worker, Admission& admission, Mode& mode) {

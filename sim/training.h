@@ -16,6 +16,7 @@
 #include "models/optimizer.h"
 #include "sim/batch_rows.h"
 #include "sim/cluster.h"
+#include "sim/data_feed.h"
 #include "sim/messages.h"
 #include "sim/simulation.h"
 #include "sim/step_sizes.h"
@@ -44,13 +45,13 @@ class Training {
   const ReplayedTrace& trace() const { return trace_; }
   const Model& model() const { return model_; }
   const Parameters& parameters() const { return params_; }
-  LoadedData& data() { return data_; }
+  LoadedData& data() { return feed_.data(); }
   RuleInForce& rule() { return rule_; }
   const RuleInForce& rule() const { return rule_; }
   WorkerStats& stats(int worker) { return stats_[worker]; }
   const std::vector<WorkerStats>& stats() const { return stats_; }
   // How many times each training sample was handed to a worker (every pool's reads).
-  const std::vector<uint32_t>& reads() const { return reads_; }
+  const std::vector<uint32_t>& reads() const { return feed_.reads(); }
   void count_messages(int64_t n) { messages_ += n; }
   int64_t messages() const { return messages_; }
   int64_t applied_samples() const { return applied_samples_; }
@@ -65,13 +66,11 @@ class Training {
   // What the messages and computes of a step weigh: the proxy's or the workload's.
   const StepSizes& sizes() const { return *sizes_; }
 
-  // The pools of workers (one without cluster.pools) and the one `worker` belongs to.
-  const std::vector<WorkerPool>& pools() const { return pools_; }
-  int pool_of(int worker) const { return pool_of_[worker]; }
-  int64_t local_batch(int worker) const { return pools_[pool_of_[worker]].local_batch; }
-  // The next batch `worker` reads: from its own shard (data.sharding "static") or from its
-  // pool's one shared sequence ("queue").
-  Batch next_batch(int worker) { return shards_[shard_of_[worker]].next(local_batch(worker)); }
+  // The pools of workers, the batches each worker reads (sim/data_feed.h).
+  const std::vector<WorkerPool>& pools() const { return feed_.pools(); }
+  int pool_of(int worker) const { return feed_.pool_of(worker); }
+  int64_t local_batch(int worker) const { return feed_.local_batch(worker); }
+  Batch next_batch(int worker) { return feed_.next_batch(worker); }
   // The real gradient of `batch` on the parameters now, or in timing-only mode just its rows
   // (the unique ids of each field, in the model's table order, in the order the batch first
   // reads them rather than sorted), which is all timing needs.
@@ -111,29 +110,18 @@ class Training {
  private:
   const ExperimentSpec& spec_;
   SimulationCost& cost_;
-  LoadedData data_;
+  DataFeed feed_;  // the data and what each worker reads of it
   ReplayedTrace trace_;
   RunRecord record_;
   Model model_;
   Parameters params_;
   Optimizer optimizer_;
   RuleInForce rule_;
-  std::vector<WorkerPool> pools_;
-  std::vector<int> pool_of_;
   int n_;
   bool timing_only_;
   int64_t dense_values_;
   std::vector<int64_t> dims_;
-  std::vector<ShardIterator> shards_;
-  std::vector<int> shard_of_;  // a worker's entry of shards_
-  std::vector<uint32_t> reads_;
-  std::optional<BatchRows> batch_rows_;
-  std::optional<StepSizes> sizes_;  // timing-only: a batch's unique ids
-
-  // Timing-only: each table's unique ids of a batch of b samples, sample i's ids (one a
-  // field) at sample(i).
-  template <typename Sample>
-  void rows_of(int64_t b, Sample sample, Gradient& grad);
+  std::optional<StepSizes> sizes_;
   std::vector<WorkerStats> stats_;
   sg4::MutexPtr mutex_;
   sg4::ConditionVariablePtr updated_;
