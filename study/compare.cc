@@ -71,6 +71,51 @@ Json interval_json(const Interval& i) {
   return {{"n", i.n}, {"mean", num(i.mean)}, {"low", num(i.low)}, {"high", num(i.high)}};
 }
 
+// The comparison's Markdown table (its header, then a row a mode) into `md`, and each mode's
+// numbers into `modes_json`.
+void mode_rows(const std::vector<std::string>& modes, const std::map<std::string, ModeRuns>& runs,
+               int seeds, std::ostringstream& md, Json& modes_json) {
+  const ModeRuns* sync = runs.count("sync") ? &runs.at("sync") : nullptr;
+  const ModeRuns* gba = runs.count("gba") ? &runs.at("gba") : nullptr;
+  md << "| mode | reached | time-to-AUC (s) | speed-up over sync | time vs sync (s) | time vs GBA "
+        "(s) | final AUC | AUC vs sync | AUC vs GBA | worker-hours to target | server "
+        "core-hours to target |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | "
+        "--- |\n";
+  for (const auto& m : modes) {
+    const ModeRuns& r = runs.at(m);
+    const Interval t = mean_interval(finite(r.time_to_auc)), a = mean_interval(finite(r.final_auc));
+    const Interval tvs = sync ? paired(r.time_to_auc, sync->time_to_auc) : Interval{};
+    const Interval tvg = gba ? paired(r.time_to_auc, gba->time_to_auc) : Interval{};
+    const Interval avs = sync ? paired(r.final_auc, sync->final_auc) : Interval{};
+    const Interval avg = gba ? paired(r.final_auc, gba->final_auc) : Interval{};
+    const Interval wh = mean_interval(finite(r.worker_hours));
+    const Interval sh = mean_interval(finite(r.server_core_hours));
+    const double speedup =
+        sync ? mean_interval(finite(sync->time_to_auc)).mean / t.mean : kNaN;
+    const std::string reached = std::to_string(r.reached()) + "/" + std::to_string(seeds);
+    md << "| " << m << " | " << reached << " | " << text(t, "%.3g") << " | "
+       << fmt(speedup, "%.2f") << " | " << (m == "sync" ? "-" : text(tvs, "%.3g", true)) << " | "
+       << (m == "gba" ? "-" : text(tvg, "%.3g", true)) << " | " << text(a, "%.4f") << " | "
+       << (m == "sync" ? "-" : text(avs, "%.4f", true)) << " | "
+       << (m == "gba" ? "-" : text(avg, "%.4f", true)) << " | " << text(wh, "%.3g") << " | "
+       << text(sh, "%.3g") << " |\n";
+    Json not_completed = r.not_completed;
+    modes_json.push_back({{"mode", m},
+                          {"reached_target", r.reached()},
+                          {"seeds", seeds},
+                          {"time_to_auc", interval_json(t)},
+                          {"speedup_over_sync", std::isfinite(speedup) ? Json(speedup) : Json()},
+                          {"time_vs_sync", interval_json(tvs)},
+                          {"time_vs_gba", interval_json(tvg)},
+                          {"final_auc", interval_json(a)},
+                          {"auc_vs_sync", interval_json(avs)},
+                          {"auc_vs_gba", interval_json(avg)},
+                          {"worker_hours_to_target", interval_json(wh)},
+                          {"server_core_hours_to_target", interval_json(sh)},
+                          {"not_completed", not_completed}});
+  }
+}
+
 }  // namespace
 
 ModeRuns read_mode(const std::string& mode, const std::vector<SweepPoint>& points,
@@ -239,8 +284,6 @@ int run_comparison(CompareOptions o) {
 
   std::map<std::string, ModeRuns> runs;
   for (const auto& m : o.modes) runs[m] = read_mode(m, planned, out);
-  const ModeRuns* sync = runs.count("sync") ? &runs["sync"] : nullptr;
-  const ModeRuns* gba = runs.count("gba") ? &runs["gba"] : nullptr;
 
   std::ostringstream md;
   md << "Spec `" << o.spec << "`, " << o.seeds << " paired seeds, learning rate "
@@ -249,44 +292,8 @@ int run_comparison(CompareOptions o) {
         "seeds where both reached the target, or both completed). \"reached\": the seeds that "
         "reached the target; time-to-AUC is their mean, resolved to the evaluation interval ("
      << fmt(base.evaluation.interval_s, "%.3g") << " s).\n\n";
-  md << "| mode | reached | time-to-AUC (s) | speed-up over sync | time vs sync (s) | time vs GBA "
-        "(s) | final AUC | AUC vs sync | AUC vs GBA | worker-hours to target | server "
-        "core-hours to target |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | "
-        "--- |\n";
   Json modes_json = Json::array();
-  for (const auto& m : o.modes) {
-    const ModeRuns& r = runs[m];
-    const Interval t = mean_interval(finite(r.time_to_auc)), a = mean_interval(finite(r.final_auc));
-    const Interval tvs = sync ? paired(r.time_to_auc, sync->time_to_auc) : Interval{};
-    const Interval tvg = gba ? paired(r.time_to_auc, gba->time_to_auc) : Interval{};
-    const Interval avs = sync ? paired(r.final_auc, sync->final_auc) : Interval{};
-    const Interval avg = gba ? paired(r.final_auc, gba->final_auc) : Interval{};
-    const Interval wh = mean_interval(finite(r.worker_hours));
-    const Interval sh = mean_interval(finite(r.server_core_hours));
-    const double speedup =
-        sync ? mean_interval(finite(sync->time_to_auc)).mean / t.mean : kNaN;
-    const std::string reached = std::to_string(r.reached()) + "/" + std::to_string(o.seeds);
-    md << "| " << m << " | " << reached << " | " << text(t, "%.3g") << " | "
-       << fmt(speedup, "%.2f") << " | " << (m == "sync" ? "-" : text(tvs, "%.3g", true)) << " | "
-       << (m == "gba" ? "-" : text(tvg, "%.3g", true)) << " | " << text(a, "%.4f") << " | "
-       << (m == "sync" ? "-" : text(avs, "%.4f", true)) << " | "
-       << (m == "gba" ? "-" : text(avg, "%.4f", true)) << " | " << text(wh, "%.3g") << " | "
-       << text(sh, "%.3g") << " |\n";
-    Json not_completed = r.not_completed;
-    modes_json.push_back({{"mode", m},
-                          {"reached_target", r.reached()},
-                          {"seeds", o.seeds},
-                          {"time_to_auc", interval_json(t)},
-                          {"speedup_over_sync", std::isfinite(speedup) ? Json(speedup) : Json()},
-                          {"time_vs_sync", interval_json(tvs)},
-                          {"time_vs_gba", interval_json(tvg)},
-                          {"final_auc", interval_json(a)},
-                          {"auc_vs_sync", interval_json(avs)},
-                          {"auc_vs_gba", interval_json(avg)},
-                          {"worker_hours_to_target", interval_json(wh)},
-                          {"server_core_hours_to_target", interval_json(sh)},
-                          {"not_completed", not_completed}});
-  }
+  mode_rows(o.modes, runs, o.seeds, md, modes_json);
 
   const Recommendation recommendation = recommend(o.modes, runs, o.seeds, o.tolerance, target);
   const std::string& pick = recommendation.pick;

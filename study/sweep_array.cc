@@ -26,6 +26,26 @@ extern char** environ;
 
 namespace gbasim::sweep_pool {
 
+nlohmann::json Sweep::tasks_to_submit(size_t& points) {
+  std::vector<std::string> pending;
+  const bool had_points = fs::exists(out_ / "points");
+  for (size_t i = 0; i < points_.size(); ++i) {
+    if (finished(i)) continue;
+    if (had_points && !lock(i)) continue;  // another process runs it now
+    unlock(i);
+    pending.push_back(points_[i].name);
+  }
+  const size_t per_task = static_cast<size_t>(std::max(1, spec_.slurm.points_per_task));
+  nlohmann::json tasks = nlohmann::json::array();
+  for (size_t k = 0; k < pending.size(); k += per_task) {
+    nlohmann::json task = nlohmann::json::array();
+    for (size_t j = k; j < std::min(pending.size(), k + per_task); ++j) task.push_back(pending[j]);
+    tasks.push_back(task);
+  }
+  points = pending.size();
+  return tasks;
+}
+
 int Sweep::submit(bool wait) {
   check_point_files();
   const fs::path slurm = out_ / "slurm";
@@ -49,24 +69,11 @@ int Sweep::submit(bool wait) {
                        job + ") before submitting again");
     }
   }
-  std::vector<std::string> pending;
-  const bool had_points = fs::exists(out_ / "points");
-  for (size_t i = 0; i < points_.size(); ++i) {
-    if (finished(i)) continue;
-    if (had_points && !lock(i)) continue;  // another process runs it now
-    unlock(i);
-    pending.push_back(points_[i].name);
-  }
-  const size_t per_task = static_cast<size_t>(std::max(1, spec_.slurm.points_per_task));
-  if (pending.empty()) {
+  size_t pending = 0;
+  const nlohmann::json tasks = tasks_to_submit(pending);
+  if (pending == 0) {
     std::cerr << "gbasim sweep: every point has its result; nothing to submit\n";
     return summarize();
-  }
-  nlohmann::json tasks = nlohmann::json::array();
-  for (size_t k = 0; k < pending.size(); k += per_task) {
-    nlohmann::json task = nlohmann::json::array();
-    for (size_t j = k; j < std::min(pending.size(), k + per_task); ++j) task.push_back(pending[j]);
-    tasks.push_back(task);
   }
   // What is created here goes again if sbatch refuses: a failed submission leaves nothing.
   std::vector<fs::path> created;
@@ -100,7 +107,7 @@ int Sweep::submit(bool wait) {
   }
   write_summary();
   write_text_atomically(job_file.string(), job + "\n");
-  std::cerr << "gbasim sweep: submitted " << pending.size() << " points as Slurm job " << job
+  std::cerr << "gbasim sweep: submitted " << pending << " points as Slurm job " << job
             << " (" << tasks.size() << " array tasks; their logs in " << slurm.string() << ")\n";
   std::cout << job << "\n";
   if (wait) return follow(job);
@@ -111,10 +118,7 @@ int Sweep::submit(bool wait) {
 }
 
 int Sweep::follow(const std::string& job) {
-  struct sigaction action {};
-  action.sa_handler = on_signal;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  catch_interruptions();
   std::string last;
   int failures = 0;  // squeue's in a row: a controller that is restarting is waited for
   while (!interrupted) {
@@ -169,10 +173,7 @@ int Sweep::run_task(const std::string& task_file) {
                      std::to_string(doc["tasks"].size()) + ")");
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < points_.size(); ++i) index[points_[i].name] = i;
-  struct sigaction action {};
-  action.sa_handler = on_signal;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  catch_interruptions();
   const auto& names = doc["tasks"][task];
   if (!names.is_array())
     throw InputError(task_file + ": task " + task_id + " is not a list of point names");

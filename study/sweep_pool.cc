@@ -31,6 +31,13 @@ namespace sweep_pool {
 volatile sig_atomic_t interrupted = 0;
 void on_signal(int) { interrupted = 1; }
 
+void catch_interruptions() {
+  struct sigaction action {};
+  action.sa_handler = on_signal;  // no SA_RESTART: waitpid returns on a signal
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
 std::string last_line(const fs::path& log) {
   std::ifstream in(log);
   std::string line, last;
@@ -168,10 +175,7 @@ int Sweep::run() {
             << "\n";
   write_summary();
 
-  struct sigaction action {};
-  action.sa_handler = on_signal;  // no SA_RESTART: waitpid returns on a signal
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  catch_interruptions();
 
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
@@ -235,6 +239,11 @@ int Sweep::run() {
                  "again to go on\n";
     return 130;
   }
+  return ended(failed, elsewhere);
+}
+
+int Sweep::ended(size_t failed, size_t elsewhere) const {
+  const size_t total = points_.size();
   std::cerr << "gbasim sweep: " << total - failed - elsewhere << " of " << total << " points done";
   if (failed) std::cerr << ", " << failed << " failed (their errors are in the summary)";
   if (elsewhere) std::cerr << ", " << elsewhere << " run by another process";

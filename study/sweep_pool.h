@@ -22,6 +22,9 @@ extern volatile sig_atomic_t interrupted;  // set by on_signal
 
 void on_signal(int);
 
+// SIGINT and SIGTERM set `interrupted` (without SA_RESTART: waitpid returns on them).
+void catch_interruptions();
+
 // The last non-empty line of a run's log: gbasim's error message when it failed.
 std::string last_line(const fs::path& log);
 
@@ -74,8 +77,13 @@ class Sweep {
   pid_t launch(size_t i);
   void completed(size_t i, int status, double wall_s);
   void write_summary() const;
+  // The points without a result that no other process runs, as array tasks of
+  // slurm.points_per_task points each; `points` says how many.
+  nlohmann::json tasks_to_submit(size_t& points);
   // Follows Slurm job `job` until no task of it is queued or running, then summarizes.
   int follow(const std::string& job);
+  // The local pool's last line; its exit code (1 when some point failed or ran elsewhere).
+  int ended(size_t failed, size_t elsewhere) const;
   // Writes one progress line for point i (done or failed).
   void report(size_t i, size_t done, size_t total) const;
 
