@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
       "(MPI_Allreduce of dense gradients, MPI_Allgatherv of sparse rows); async, gba, ssp and\n"
       "backup use N + 1 (rank 0 the parameter server), and so does a run that switches modes\n"
       "(training.switching: rank 0 holds the rule in force in every phase, and the model moves\n"
-      "between the workers and rank 0 at each switch). Stragglers from the spec's models and\n"
+      "between the workers and rank 0 at each switch); with cluster.pools, a rank for every\n"
+      "worker of every pool and rank 0. Stragglers from the spec's models and\n"
       "trace are injected as sleeps of (slowdown - 1) x the measured compute. Parameter\n"
       "snapshots are taken every evaluation.interval_s of wall time and evaluated after\n"
       "training. Writes the result JSON of gbasim run, in wall-clock seconds.\n\nOptions");
@@ -143,7 +144,13 @@ int main(int argc, char** argv) {
       }
       if (rank == 0 && !options.quiet)
         std::cerr << "gbasim-mpi: " << gbasim::mode_name(spec.training.mode) << ", "
-                  << spec.training.num_workers << " workers on " << size << " ranks\n";
+                  << spec.training.num_workers << " workers"
+                  << (spec.cluster.pools.empty()
+                          ? std::string()
+                          : " (pool 0; " + std::to_string(gbasim::total_workers(spec)) +
+                                " in all " + std::to_string(spec.cluster.pools.size() + 1) +
+                                " pools)")
+                  << " on " << size << " ranks\n";
       const nlohmann::ordered_json result = job->run();
       if (rank == 0) {
         gbasim::write_json_atomically(out_path, result);
