@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/system.h"
 #include "mpi/job.h"
 #include "mpi/server.h"
 #include "mpi/switching.h"
@@ -31,17 +32,7 @@ void check_memory_on_this_machine(const ExperimentSpec& spec, const std::string&
   const SyntheticConfig& d = spec.data.synthetic;
   const double sample = 4.0 * (d.num_fields + d.num_dense + 1);
   const double rank_bytes = sample * static_cast<double>(d.train_samples + d.test_samples);
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  double available_kb = 0.0;
-  while (meminfo >> key) {
-    if (key == "MemAvailable:") {
-      meminfo >> available_kb;
-      break;
-    }
-    meminfo.ignore(256, '\n');
-  }
-  const double available = available_kb * 1024.0;
+  const double available = available_memory_bytes();
   if (available <= 0.0 || ranks_here * rank_bytes <= 0.9 * available) return;
   char what[400];
   std::snprintf(what, sizeof what,

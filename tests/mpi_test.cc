@@ -9,9 +9,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
 #include "models/model.h"
 #include "models/optimizer.h"
 #include "experiment/spec.h"
+#include "mpi/mpi_runtime.h"
 #include "strategies/rule_in_force.h"
 #include "strategies/update_rule.h"
 
@@ -441,6 +443,26 @@ TEST_P(Sharding, WorkerPoolsFollowTheRuleInForceOnSevenRanks) {
 
   // 8 GBA steps of four gradients each.
   expect_the_same_calls_in_one_process(spec_path, log, params, result, 32);
+}
+
+// Every rank holds the whole data set: ranks whose copies would not fit this machine's
+// available memory are refused before any loads its data, naming data.train_samples. A
+// million ranks of 2M samples and 2,000 test samples (40 values of 4 bytes a sample: 0.30 GiB
+// each) fit no machine; one rank of 12,000 fits.
+TEST(Mpi, RanksWhoseDataWouldNotFitThisMachineAreRefused) {
+  const ExperimentSpec spec = load_spec(spec_file(), {});
+  const ExperimentSpec large = load_spec(spec_file(), {"data.train_samples=2000000"});
+  try {
+    check_memory_on_this_machine(large, "spec.json", 1000000);
+    ADD_FAILURE() << "a million ranks of 2M samples were not refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("spec.json: 'data.train_samples': the 1000000 ranks on "
+                                         "this machine each hold the whole data set (0.30 GiB a "
+                                         "rank), 298321.2 GiB in all"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(check_memory_on_this_machine(spec, "spec.json", 1));
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, Sharding, ::testing::Values("static", "queue"));
