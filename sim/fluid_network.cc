@@ -13,7 +13,7 @@ namespace gbasim {
 
 using namespace fluid;
 
-FluidNetwork::FluidNetwork(sg4::Host* home) : home_(home) {
+FluidNetwork::FluidNetwork(sg4::Host* home, bool exact) : home_(home), exact_(exact) {
   semaphores_.push_back(sg4::Semaphore::create(0));
   woken_.push_back(false);
   sg4::Link::on_bandwidth_change_cb([this](const sg4::Link& link) { on_bandwidth_change(link); });
@@ -33,14 +33,30 @@ void FluidNetwork::read_config() {
 
 int FluidNetwork::link_index(sg4::Link* link) {
   const auto [it, added] = link_of_.try_emplace(link, static_cast<int>(links_.size()));
+  const int index = it->second;  // `it` does not outlive the twin's insertion below
   if (added) {
     Link l;
     l.link = link;
     l.capacity = link->get_bandwidth();
     l.updated = sg4::Engine::get_clock();
     links_.push_back(std::move(l));
+    // SimGrid names a split-duplex link's two directions NAME_UP and NAME_DOWN.
+    const std::string& name = link->get_name();
+    const auto ends = [&](const std::string& tail) {
+      return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    std::string other;
+    if (ends("_UP")) other = name.substr(0, name.size() - 3) + "_DOWN";
+    if (ends("_DOWN")) other = name.substr(0, name.size() - 5) + "_UP";
+    sg4::Link* sibling = other.empty() ? nullptr : sg4::Link::by_name_or_null(other);
+    if (crosstraffic_ && sibling != nullptr &&
+        sibling->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE) {
+      const int twin = link_index(sibling);
+      links_[index].twin = twin;
+      links_[twin].twin = index;
+    }
   }
-  return it->second;
+  return index;
 }
 
 const FluidNetwork::Route& FluidNetwork::route(sg4::Host* src, sg4::Host* dst) {

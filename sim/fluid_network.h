@@ -1,23 +1,27 @@
 // The fluid network model (network.h): SimGrid's platform, routes, latencies, bandwidths
 // (profiles included) and its network model's factors, with the flows' rates computed here.
 //
-// A flow pays its route's latency (times network/latency-factor), then moves its bytes at a
-// rate that SimGrid's max-min model would give it where every flow on a link has that link as
-// its bottleneck, in time per flow event that does not grow with the flows on a link:
-// - a flow's bottleneck is the link of its route, or of its reverse route (where it takes 5%
-//   with network/crosstraffic), of the lowest equal share; the link serves its flows by
-//   processor sharing in virtual time: its level s (bytes/s per unit of 1/penalty) is its free
-//   capacity over the weights of the flows it serves, never below its equal share; a flow of
-//   penalty p moves at s / p, capped as SimGrid caps it (the route's smallest bandwidth, the
-//   TCP window over twice the latency); flows on a link end in the order of their virtual
-//   finish tags, so a link keeps them in a heap;
+// A flow pays its route's latency (times network/latency-factor), then moves its bytes at the
+// rate SimGrid's max-min model gives it, kept in time per flow event that does not grow with
+// the flows on a link:
+// - a resource is a link, or under network/crosstraffic a split-duplex link's two directions
+//   together: a flow crosses one and takes 5% of the other, and max-min fixes its rate at
+//   whichever saturates first;
+// - each flow is served by one resource, its bottleneck, by processor sharing in virtual time:
+//   the resource's level s (bytes/s per unit of 1/penalty) is, on each of its links, the free
+//   capacity over the weights of the flows it serves, the lower of the two, never below the
+//   link's equal share; a flow of penalty p moves at s / p, capped as SimGrid caps it (the
+//   route's smallest bandwidth, the TCP window over twice the latency); flows end in the order
+//   of their virtual finish tags, so a resource keeps them in a heap;
 // - on the other links of its route (and at 5% on its reverse route) a flow takes the rate it
 //   had when last looked at (the "through" load);
-// - each change of a link's flows looks again at three of them: a flow whose bottleneck has
-//   changed moves there, and its through load is refreshed.
-// Where flows change bottleneck faster than they are looked at again, rates are approximate
-// (docs/cluster.md, "Two network models", and results/network-solvers/ say where and by how
-// much).
+// - each change of a link's flows looks again at three of them, and moves a flow where another
+//   resource of its route would give it a lower level;
+// - every (flows in flight) / 8 flow events, max-min is solved exactly by progressive filling,
+//   as SimGrid's solver does: every flow moves to the link that fixes it, every through load
+//   is set again. Between two solves the bottlenecks are followed by the looks above.
+// Where flows change bottleneck faster than that, rates are approximate (docs/cluster.md,
+// "Two network models", and results/network-solvers/ say where and by how much).
 #pragma once
 
 #include <simgrid/s4u.hpp>
@@ -46,6 +50,9 @@ constexpr double kCrossTraffic = 0.05;
 constexpr double kTie = 1e-9;
 // A flow's rate is taken again on the other links of its route when it has changed by more.
 constexpr double kRateChange = 1e-3;
+// Max-min is solved exactly every (flows in flight) / kSolvesPerTurnover flow events: fewer
+// solves are faster and further from SimGrid's model (results/network-solvers/).
+constexpr int64_t kSolvesPerTurnover = 8;
 // Routes kept for reuse, at most: beyond, a route is looked up for each flow.
 constexpr size_t kRoutesCached = 1 << 20;
 }  // namespace fluid
@@ -63,7 +70,9 @@ struct FluidActivity {
 
 class FluidNetwork {
  public:
-  explicit FluidNetwork(sg4::Host* home);
+  // `exact`: solve max-min exactly at every flow event (a check of the model; as slow as
+  // SimGrid's solver), not every active / kSolvesPerTurnover events.
+  explicit FluidNetwork(sg4::Host* home, bool exact = false);
 
   // Starts a flow of `bytes` from `src` to `dst`; on arrival `box` (if any) gets `payload`.
   std::shared_ptr<FluidActivity> start(sg4::Host* src, sg4::Host* dst, double bytes,
@@ -111,8 +120,7 @@ class FluidNetwork {
     double weight = 1.0;  // 1 / SimGrid's sharing penalty
     double cap = 0.0;
     double rate = 0.0;    // its rate when last looked at: its load on the other links
-    double coefficient = 1.0;  // what it takes of its bottleneck per byte/s: 1, or 5% reverse
-    int bottleneck = -1;  // -1: no shared link, a fixed rate
+    int bottleneck = -1;  // a resource (a link, or the first of twins); -1: a fixed rate
     uint64_t generation = 0;  // of its entry in its bottleneck's heap
     double tag = 0.0;         // its virtual finish time at its bottleneck
     Hops hops;
@@ -124,10 +132,14 @@ class FluidNetwork {
     sg4::Link* link = nullptr;
     double capacity = 0.0;  // bytes/s in variable units (the bandwidth)
     double virtual_time = 0.0, updated = 0.0, level = 0.0;
-    double own_weight = 0.0;  // of the flows it serves
+    int twin = -1;  // the other direction of a split-duplex link, where cross-traffic couples them
+    // Of the flows its resource serves that cross it: their weights times what they take of it.
+    double own_weight = 0.0;
     double all_weight = 0.0;  // of every flow crossing it, reverse ones at 5%
-    double through = 0.0;     // the rate the flows it does not serve take on it
-    int own = 0;
+    double through = 0.0;     // the rate the flows its resource does not serve take on it
+    int own = 0;              // the flows its resource serves that cross it
+    int own_forward = 0;      // of which on their route
+    int served = 0;           // the flows it serves, where it is a resource
     int routes = 0;  // routes seen through it
     // The own flows' caps over their weights, each with its count (a few distinct values).
     std::vector<std::pair<double, int>> caps;
@@ -169,12 +181,35 @@ class FluidNetwork {
   // A link changed: relevel it before the event ends (flush), or before its level is read.
   void touch(int l);
   void flush(double now);
+  // Max-min by progressive filling over every flow in flight, as SimGrid's solver computes it;
+  // each flow moves to the resource of the link that fixed it, at that link's level.
+  void solve_exactly(double now);
   bool stale(const Link& l, int index) const;  // the top of its heap names no flow it serves
   void leave(int l, bool back, int slot);
   double share(const Link& l) const { return l.capacity / l.all_weight; }
-  // The flow's bottleneck by the equal shares of its route's links (it counted in each).
+  // The resource a link belongs to: the link, or the first of twins. Under cross-traffic a flow
+  // crosses a split-duplex link one way and takes 5% of the other; SimGrid's max-min then fixes
+  // its rate at whichever direction saturates first, so the two are served as one.
+  int home(int l) const {
+    const int t = links_[l].twin;
+    return t >= 0 && t < l ? t : l;
+  }
+  // The level resource r would have with fl among the flows it serves: on each of its links
+  // that a flow it serves crosses on its route, the free capacity over their weights, never
+  // below the link's equal share; the lower one.
+  double level_with(const Flow& fl, int r) const;
+  // The flow's bottleneck: the resource of its routes' links with the lowest level_with.
   int pick_bottleneck(const Flow& fl) const;
-  static double coefficient(const Flow& fl, int l);  // 1 on its route, 5% on the reverse
+  // What the flow takes of the link per byte/s of its rate: 1 on its route, 5% on the reverse
+  // route, 0 off both.
+  static double coefficient(const Flow& fl, int l);
+  // Calls `fn` with each link of resource r.
+  template <typename Fn>
+  void each_direction(int r, Fn fn) {
+    fn(r);
+    if (links_[r].twin >= 0) fn(links_[r].twin);
+  }
+  void unserve(int f, double now);  // takes f off its bottleneck's resource
   // Serves `f` at link b from now, `left` of its size (times its penalty) to go.
   void serve_at(int f, int b, double left, double now);
   // Sets f's rate to what its bottleneck gives it, and its load on the other links.
@@ -189,6 +224,7 @@ class FluidNetwork {
   void wake(int slot);
 
   sg4::Host* home_;
+  bool exact_;
   bool configured_ = false;
   double latency_factor_ = 1.0, bandwidth_factor_ = 1.0, weight_s_ = 0.0, tcp_gamma_ = 0.0;
   bool crosstraffic_ = false;
@@ -207,6 +243,15 @@ class FluidNetwork {
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::vector<int> due_;
   std::vector<int> dirty_;
+  int64_t active_ = 0;       // flows in flight on shared links
+  int64_t since_solve_ = 0;  // flow events since the last exact solve
+  // The exact solve's scratch, kept between solves: each link's mark (the solve that last
+  // reset it), free capacity, weight of flows not yet fixed and level, and each flow's link.
+  uint64_t solve_ = 0;
+  std::vector<uint64_t> solve_mark_, stamp_;
+  std::vector<double> remaining_, usage_, solved_level_;
+  std::vector<std::pair<uint64_t, int>> fixed_at_;
+  std::vector<int> solve_links_;
   uint64_t seq_ = 0;
   double wake_at_ = 0.0;  // when the model's actor next wakes by itself
   // Each waiting actor's semaphore, and whether a wake-up is already owed to it; slot 0 is the

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <queue>
+#include <tuple>
 
 #include "sim/fluid_network.h"
 #include "sim/network.h"
@@ -43,6 +45,7 @@ bool FluidNetwork::stale(const Link& l, int index) const {
 }
 
 void FluidNetwork::touch(int l) {
+  l = home(l);
   if (links_[l].dirty) return;
   links_[l].dirty = true;
   dirty_.push_back(l);
@@ -52,20 +55,118 @@ void FluidNetwork::flush(double now) {
   for (int l : dirty_)
     if (links_[l].dirty) relevel(l, now);
   dirty_.clear();
+  // The exact solve every active / kSolvesPerTurnover flow events: a few times in the life of
+  // the flows in flight, at a cost per flow event that does not grow with them.
+  if (++since_solve_ >= (exact_ ? 1 : std::max<int64_t>(1, active_ / kSolvesPerTurnover))) {
+    since_solve_ = 0;
+    solve_exactly(now);
+  }
+}
+
+void FluidNetwork::solve_exactly(double now) {
+  // Progressive filling, as SimGrid's max-min solver does it: the link of the lowest level
+  // (free capacity over the weights of the flows not yet fixed) saturates first and fixes
+  // every flow crossing it at that level; then the next one.
+  ++solve_;
+  const auto n = links_.size();
+  if (solve_mark_.size() < n) {
+    solve_mark_.resize(n, 0);
+    remaining_.resize(n);
+    usage_.resize(n);
+    solved_level_.resize(n);
+    stamp_.resize(n, 0);
+  }
+  if (fixed_at_.size() < flows_.size()) fixed_at_.resize(flows_.size(), {0, -1});
+  solve_links_.clear();
+  for (size_t f = 0; f < flows_.size(); ++f) {
+    const Flow& fl = flows_[f];
+    if (fl.bottleneck < 0) continue;
+    for (int i = 0; i < fl.hops.total(); ++i) {
+      const int l = fl.hops.links()[i];
+      if (solve_mark_[l] != solve_) {
+        solve_mark_[l] = solve_;
+        remaining_[l] = links_[l].capacity;
+        usage_[l] = 0.0;
+        solve_links_.push_back(l);
+      }
+      usage_[l] += (i < fl.hops.forward_count() ? 1.0 : kCrossTraffic) * fl.weight;
+    }
+  }
+  using Entry = std::tuple<double, int, uint64_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> order;
+  for (int l : solve_links_) order.push({remaining_[l] / usage_[l], l, ++stamp_[l]});
+  while (!order.empty()) {
+    const auto [level, l, stamp] = order.top();
+    order.pop();
+    if (stamp != stamp_[l] || usage_[l] <= 0.0) continue;
+    solved_level_[l] = std::max(0.0, level);
+    auto fix = [&](int f) {
+      if (fixed_at_[f].first == solve_) return;
+      fixed_at_[f] = {solve_, l};
+      const Flow& fl = flows_[f];
+      for (int i = 0; i < fl.hops.total(); ++i) {
+        const int h = fl.hops.links()[i];
+        const double c = i < fl.hops.forward_count() ? 1.0 : kCrossTraffic;
+        remaining_[h] -= c * solved_level_[l] * fl.weight;
+        usage_[h] -= c * fl.weight;
+        if (h != l && usage_[h] > 1e-12 * c * fl.weight)
+          order.push({std::max(0.0, remaining_[h]) / usage_[h], h, ++stamp_[h]});
+        else if (h != l)
+          usage_[h] = 0.0;
+      }
+    };
+    for (int f : links_[l].members) fix(f);
+    for (int f : links_[l].back_members) fix(f);
+    usage_[l] = 0.0;
+  }
+  // Each flow to the resource of the link that fixed it, at that link's level.
+  for (size_t f = 0; f < flows_.size(); ++f) {
+    Flow& fl = flows_[f];
+    if (fl.bottleneck < 0 || fixed_at_[f].first != solve_) continue;
+    const int to = home(fixed_at_[f].second);
+    fl.rate = std::min(solved_level_[fixed_at_[f].second] * fl.weight, fl.cap);
+    if (to == fl.bottleneck) continue;
+    Link& a = links_[fl.bottleneck];
+    advance(a, now);
+    const double left = std::max(0.0, fl.tag - a.virtual_time);
+    unserve(static_cast<int>(f), now);
+    serve_at(static_cast<int>(f), to, left, now);
+  }
+  for (int l : solve_links_) {
+    advance(links_[l], now);
+    links_[l].through = 0.0;
+  }
+  for (size_t f = 0; f < flows_.size(); ++f) {
+    const Flow& fl = flows_[f];
+    if (fl.bottleneck < 0) continue;
+    for (int i = 0; i < fl.hops.total(); ++i) {
+      const int l = fl.hops.links()[i];
+      if (home(l) != fl.bottleneck)
+        links_[l].through += (i < fl.hops.forward_count() ? 1.0 : kCrossTraffic) * fl.rate;
+    }
+  }
+  for (int l : solve_links_) links_[home(l)].dirty = true;
+  for (int l : solve_links_)
+    if (links_[home(l)].dirty) relevel(home(l), now);
 }
 
 void FluidNetwork::relevel(int index, double now) {
   Link& l = links_[index];
   l.dirty = false;
   while (!l.tags.empty() && stale(l, index)) l.tags.pop();
-  if (l.own == 0) {
+  if (l.served == 0) {
     l.level = 0.0;
     set_due(index, kNever);
     return;
   }
-  // The free capacity over the own flows' weights; never below the equal share of every
-  // flow crossing the link (the through loads are rates when last looked at).
-  double level = std::max((l.capacity - l.through) / l.own_weight, share(l));
+  // On each link of the resource, the free capacity over the weights of the flows it serves;
+  // never below the equal share of every flow crossing the link (the through loads are rates
+  // when last looked at). The lower of the two directions binds.
+  double level = kNever;
+  each_direction(index, [&](int d) {
+    const Link& x = links_[d];
+    if (x.own_forward > 0 || (exact_ && x.own > 0)) level = std::min(level, std::max((x.capacity - x.through) / x.own_weight, share(x)));
+  });
   for (const auto& [cap, count] : l.caps) level = std::min(level, cap);
   l.level = level;
   const double ahead = std::max(0.0, std::get<0>(l.tags.top()) - l.virtual_time);
@@ -87,7 +188,24 @@ void FluidNetwork::Hops::assign(const std::vector<int>& forward, const std::vect
 
 double FluidNetwork::coefficient(const Flow& fl, int l) {
   const auto forward = fl.hops.forward();
-  return std::find(forward.begin(), forward.end(), l) != forward.end() ? 1.0 : kCrossTraffic;
+  if (std::find(forward.begin(), forward.end(), l) != forward.end()) return 1.0;
+  const auto back = fl.hops.back();
+  return std::find(back.begin(), back.end(), l) != back.end() ? kCrossTraffic : 0.0;
+}
+
+double FluidNetwork::level_with(const Flow& fl, int r) const {
+  const bool served = fl.bottleneck == r;
+  double level = kNever;
+  for (int d : {r, links_[r].twin}) {
+    if (d < 0) continue;
+    const Link& x = links_[d];
+    const double c = coefficient(fl, d);
+    if (x.own_forward == 0 && c != 1.0) continue;
+    const double free = x.capacity - x.through + (served ? 0.0 : c * fl.rate);
+    const double weight = x.own_weight + (served ? 0.0 : c * fl.weight);
+    if (weight > 0.0) level = std::min(level, std::max(free / weight, share(x)));
+  }
+  return level;
 }
 
 int FluidNetwork::pick_bottleneck(const Flow& fl) const {
@@ -97,9 +215,9 @@ int FluidNetwork::pick_bottleneck(const Flow& fl) const {
   // on a link the same share of it per unit of weight, whatever the flow consumes of it.
   const int* hops = fl.hops.links();
   for (int i = 0; i < fl.hops.total(); ++i) {
-    const int l = hops[i];
-    const double s = share(links_[l]);
-    // Among equal shares, the link on more routes (a server's NIC rather than a worker's):
+    const int l = home(hops[i]);
+    const double s = level_with(fl, l);
+    // Among equal levels, the resource on more routes (a server's NIC rather than a worker's):
     // likelier to be the busier from now on.
     if (best < 0 || s < lowest * (1.0 - kTie) ||
         (s <= lowest * (1.0 + kTie) && links_[l].routes > links_[best].routes)) {
@@ -107,8 +225,8 @@ int FluidNetwork::pick_bottleneck(const Flow& fl) const {
       lowest = s;
     }
   }
-  // A flow moves only to a link clearly busier than its own.
-  if (fl.bottleneck >= 0 && share(links_[fl.bottleneck]) <= lowest * (1.0 + kTie))
+  // A flow moves only to a resource clearly busier than its own.
+  if (fl.bottleneck >= 0 && level_with(fl, fl.bottleneck) <= lowest * (1.0 + kTie))
     return fl.bottleneck;
   return best;
 }
@@ -117,14 +235,34 @@ void FluidNetwork::serve_at(int f, int b, double left, double now) {
   Flow& fl = flows_[f];
   Link& l = links_[b];
   advance(l, now);
-  fl.coefficient = coefficient(fl, b);
-  l.own_weight += fl.coefficient * fl.weight;
-  ++l.own;
+  each_direction(b, [&](int d) {
+    const double c = coefficient(fl, d);
+    if (c == 0.0) return;
+    links_[d].own_weight += c * fl.weight;
+    ++links_[d].own;
+    if (c == 1.0) ++links_[d].own_forward;
+  });
+  ++l.served;
   add_cap(l, fl.cap / fl.weight);
   fl.bottleneck = b;
   ++fl.generation;
   fl.tag = l.virtual_time + left;
   l.tags.push({fl.tag, f, fl.generation});
+}
+
+void FluidNetwork::unserve(int f, double now) {
+  Flow& fl = flows_[f];
+  Link& a = links_[fl.bottleneck];
+  advance(a, now);
+  each_direction(fl.bottleneck, [&](int d) {
+    const double c = coefficient(fl, d);
+    if (c == 0.0) return;
+    links_[d].own_weight -= c * fl.weight;
+    if (--links_[d].own == 0) links_[d].own_weight = 0.0;
+    if (c == 1.0) --links_[d].own_forward;
+  });
+  --a.served;
+  remove_cap(a, fl.cap / fl.weight);
 }
 
 void FluidNetwork::set_rate(int f, double now) {
@@ -135,13 +273,13 @@ void FluidNetwork::set_rate(int f, double now) {
   if (std::abs(change) <= kRateChange * fl.rate) return;
   fl.rate = rate;
   for (int l : fl.hops.forward()) {
-    if (l == fl.bottleneck) continue;
+    if (home(l) == fl.bottleneck) continue;
     advance(links_[l], now);
     links_[l].through += change;
     touch(l);
   }
   for (int l : fl.hops.back()) {
-    if (l == fl.bottleneck) continue;
+    if (home(l) == fl.bottleneck) continue;
     advance(links_[l], now);
     links_[l].through += kCrossTraffic * change;
     touch(l);
@@ -163,21 +301,22 @@ void FluidNetwork::rebalance(int index, double now) {
     const int f = at < l.members.size() ? l.members[at] : l.back_members[at - l.members.size()];
     Flow& fl = flows_[f];
     const int from = fl.bottleneck;
-    // Only this link's share changed for it: a flow it serves may now be better served
-    // elsewhere; another flow, here.
-    const int to = from == index                                      ? pick_bottleneck(fl)
-                   : share(l) < share(links_[from]) * (1.0 - kTie) ? index
-                                                                    : from;
+    const int here = home(index);
+    // Only this link's share changed for it: a flow its resource serves may now be better
+    // served elsewhere; another flow, here.
+    const int to = from == here                                                ? pick_bottleneck(fl)
+                   : level_with(fl, here) < level_with(fl, from) * (1.0 - kTie) ? here
+                                                                                : from;
     if (to != from) {
       Link& a = links_[from];
       advance(a, now);
       const double left = std::max(0.0, fl.tag - a.virtual_time);
-      a.own_weight -= fl.coefficient * fl.weight;
-      if (--a.own == 0) a.own_weight = 0.0;
-      remove_cap(a, fl.cap / fl.weight);
-      a.through += fl.coefficient * fl.rate;
-      advance(links_[to], now);
-      links_[to].through -= coefficient(fl, to) * fl.rate;
+      unserve(f, now);
+      each_direction(from, [&](int d) { links_[d].through += coefficient(fl, d) * fl.rate; });
+      each_direction(to, [&](int d) {
+        advance(links_[d], now);
+        links_[d].through -= coefficient(fl, d) * fl.rate;
+      });
       serve_at(f, to, left, now);
       touch(from);
       touch(to);
@@ -209,6 +348,7 @@ void FluidNetwork::activate(int f, double now) {
   }
   const int* hops = fl.hops.links();
   int* slots = fl.hops.slots();
+  ++active_;
   for (int i = 0; i < fl.hops.total(); ++i) {
     Link& l = links_[hops[i]];
     const bool forward = i < fl.hops.forward_count();
@@ -228,6 +368,7 @@ void FluidNetwork::activate(int f, double now) {
 void FluidNetwork::finish(int f, double now) {
   Flow& fl = flows_[f];
   if (fl.bottleneck >= 0) {
+    --active_;
     // Its load leaves every link; a link without others' flows left has none.
     auto drop = [&](Link& l, double weight, double through) {
       advance(l, now);
@@ -237,16 +378,13 @@ void FluidNetwork::finish(int f, double now) {
         l.through = 0.0;
       if (l.members.empty() && l.back_members.empty()) l.all_weight = 0.0;
     };
-    Link& b = links_[fl.bottleneck];
-    b.own_weight -= fl.coefficient * fl.weight;
-    if (--b.own == 0) b.own_weight = 0.0;
-    remove_cap(b, fl.cap / fl.weight);
+    unserve(f, now);
     const int* hops = fl.hops.links();
     for (int i = 0; i < fl.hops.total(); ++i) {
       const int l = hops[i];
       const double c = i < fl.hops.forward_count() ? 1.0 : kCrossTraffic;
       leave(l, i >= fl.hops.forward_count(), fl.hops.slot(i));
-      drop(links_[l], c * fl.weight, l == fl.bottleneck ? 0.0 : c * fl.rate);
+      drop(links_[l], c * fl.weight, home(l) == fl.bottleneck ? 0.0 : c * fl.rate);
     }
     fl.bottleneck = -1;
     for (int i = 0; i < fl.hops.total(); ++i) touch(hops[i]);

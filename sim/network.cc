@@ -4,8 +4,8 @@
 
 namespace gbasim {
 
-Network::Network(NetworkSolver solver, sg4::Host* home) {
-  if (solver == NetworkSolver::kFluid) fluid_ = std::make_unique<FluidNetwork>(home);
+Network::Network(NetworkSolver solver, sg4::Host* home, bool fluid_exact) {
+  if (solver == NetworkSolver::kFluid) fluid_ = std::make_unique<FluidNetwork>(home, fluid_exact);
 }
 
 Network::~Network() = default;

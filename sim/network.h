@@ -40,8 +40,9 @@ class Transfer {
 
 class Network {
  public:
-  // `home` hosts the fluid model's actor (any host of the platform).
-  Network(NetworkSolver solver, sg4::Host* home);
+  // `home` hosts the fluid model's actor (any host of the platform). `fluid_exact`: the fluid
+  // model solves max-min exactly at every flow event (a check of it; as slow as SimGrid's).
+  Network(NetworkSolver solver, sg4::Host* home, bool fluid_exact = false);
   ~Network();
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
