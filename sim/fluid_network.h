@@ -50,8 +50,9 @@ constexpr double kCrossTraffic = 0.05;
 constexpr double kTie = 1e-9;
 // A flow's rate is taken again on the other links of its route when it has changed by more.
 constexpr double kRateChange = 1e-3;
-// Max-min is solved exactly every (flows in flight) / kSolvesPerTurnover flow events: fewer
-// solves are faster and further from SimGrid's model (results/network-solvers/).
+// Max-min is solved exactly every (flows in flight) / k flow events, k from 1 to this as the
+// solves find the bottlenecks moved or kept: fewer solves are faster and further from
+// SimGrid's model (results/network-solvers/).
 constexpr int64_t kSolvesPerTurnover = 8;
 // Routes kept for reuse, at most: beyond, a route is looked up for each flow.
 constexpr size_t kRoutesCached = 1 << 20;
@@ -245,13 +246,16 @@ class FluidNetwork {
   std::vector<int> dirty_;
   int64_t active_ = 0;       // flows in flight on shared links
   int64_t since_solve_ = 0;  // flow events since the last exact solve
-  // The exact solve's scratch, kept between solves: each link's mark (the solve that last
-  // reset it), free capacity, weight of flows not yet fixed and level, and each flow's link.
+  int64_t solves_per_turnover_ = fluid::kSolvesPerTurnover;
+  // The exact solve's scratch, kept between solves: each link's free capacity, weight and
+  // count of the flows not yet fixed and level; each flow's solve and the link that fixed it;
+  // the links crossed, the flows in the order fixed, and the heap of levels.
   uint64_t solve_ = 0;
-  std::vector<uint64_t> solve_mark_, stamp_;
   std::vector<double> remaining_, usage_, solved_level_;
+  std::vector<int> unfixed_;
   std::vector<std::pair<uint64_t, int>> fixed_at_;
-  std::vector<int> solve_links_;
+  std::vector<int> solve_links_, solve_flows_;
+  std::vector<std::pair<double, int>> solve_heap_;
   uint64_t seq_ = 0;
   double wake_at_ = 0.0;  // when the model's actor next wakes by itself
   // Each waiting actor's semaphore, and whether a wake-up is already owed to it; slot 0 is the
