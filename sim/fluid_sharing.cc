@@ -218,6 +218,9 @@ int FluidNetwork::pick_bottleneck(const Flow& fl) const {
   const int* hops = fl.hops.links();
   for (int i = 0; i < fl.hops.total(); ++i) {
     const int l = home(hops[i]);
+    bool seen = false;  // a split-duplex link is on the route one way and the reverse the other
+    for (int j = 0; j < i && !seen; ++j) seen = home(hops[j]) == l;
+    if (seen) continue;
     const double s = level_with(fl, l);
     // Among equal levels, the resource on more routes (a server's NIC rather than a worker's):
     // likelier to be the busier from now on.
@@ -291,8 +294,8 @@ void FluidNetwork::set_rate(int f, double now) {
 void FluidNetwork::rebalance(int index, double now) {
   // Three a change: every change of a link's flows looks again at three of its flows, so
   // that the flows of a busy link are each looked at again several times in their life.
-  // Fewer are faster and further from SimGrid's model, more closer and slower
-  // (results/network-solvers/ has the agreement at three).
+  // Fewer are faster and further from SimGrid's model, more closer and slower; the exact
+  // solves between make up for what they miss (results/network-solvers/).
   constexpr int kLooks = 3;
   for (int k = 0; k < kLooks; ++k) {
     Link& l = links_[index];
@@ -304,7 +307,7 @@ void FluidNetwork::rebalance(int index, double now) {
     Flow& fl = flows_[f];
     const int from = fl.bottleneck;
     const int here = home(index);
-    // Only this link's share changed for it: a flow its resource serves may now be better
+    // Only this link's level changed for it: a flow its resource serves may now be better
     // served elsewhere; another flow, here.
     const int to = from == here                                                ? pick_bottleneck(fl)
                    : level_with(fl, here) < level_with(fl, from) * (1.0 - kTie) ? here
