@@ -135,19 +135,26 @@ TEST(FluidNetwork, StaggeredFlowsIntoOneLinkEndAsInSimGrid) {
   for (size_t i = 0; i < flows.size(); ++i) EXPECT_NEAR(took[1][i], took[0][i], 1e-9) << i;
 }
 
+// Each of `workers` hosts pulls from the two hosts after them and pushes to both, the pushes
+// starting `push_start` seconds after the pulls, each worker 10 us after the one before.
+std::vector<Flow> pulls_and_pushes(int workers, double push_start) {
+  std::vector<Flow> flows;
+  for (int w = 0; w < workers; ++w) {
+    for (int p = 0; p < 2; ++p) {
+      flows.push_back({workers + p, w, 1e-5 * w, 2e5 + 1e4 * (w % 7)});
+      flows.push_back({w, workers + p, push_start + 1e-5 * w, 2e5 + 1e4 * (w % 5)});
+    }
+  }
+  return flows;
+}
+
 // Pulls from two servers and pushes to them at once, each worker's own link between: SimGrid's
 // cross-traffic makes a server's two directions bottlenecks of each other's flows, which the
 // fluid model serves as one resource. Every flow ends at SimGrid's time.
 TEST(FluidNetwork, PullsAndPushesOfManyWorkersEndAsInSimGrid) {
   const int workers = 32;
   Star star(workers + 2);
-  std::vector<Flow> flows;
-  for (int w = 0; w < workers; ++w) {
-    for (int p = 0; p < 2; ++p) {
-      flows.push_back({workers + p, w, 1e-5 * w, 2e5 + 1e4 * (w % 7)});
-      flows.push_back({w, workers + p, 3e-4 + 1e-5 * w, 2e5 + 1e4 * (w % 5)});
-    }
-  }
+  const auto flows = pulls_and_pushes(workers, 3e-4);
   const auto took = under_both(star, flows);
   for (size_t i = 0; i < flows.size(); ++i) {
     EXPECT_NEAR(took[1][i] / took[0][i], 1.0, 1e-6) << i;
@@ -164,13 +171,7 @@ TEST(FluidNetwork, PullsAndPushesOfManyWorkersEndAsInSimGrid) {
 TEST(FluidNetwork, FlowsThroughOversubscribedRacksEndAsInSimGrid) {
   const int racks = 4, rack = 8, workers = racks * rack;
   Star star(workers + 2, "", racks, rack, kBandwidth / 3);
-  std::vector<Flow> flows;
-  for (int w = 0; w < workers; ++w) {
-    for (int p = 0; p < 2; ++p) {
-      flows.push_back({workers + p, w, 1e-5 * w, 2e5 + 1e4 * (w % 7)});
-      flows.push_back({w, workers + p, 2e-4 + 1e-5 * w, 2e5 + 1e4 * (w % 5)});
-    }
-  }
+  const auto flows = pulls_and_pushes(workers, 2e-4);
   const auto took = under_both(star, flows);
   double simgrid = 0.0, fluid = 0.0, exact = 0.0;
   for (size_t i = 0; i < flows.size(); ++i) {
