@@ -17,9 +17,10 @@
 //   had when last looked at (the "through" load);
 // - each change of a link's flows looks again at three of them, and moves a flow where another
 //   resource of its route would give it a lower level;
-// - every (flows in flight) / 8 flow events, max-min is solved exactly by progressive filling,
+// - every (flows in flight) / k flow events, max-min is solved exactly by progressive filling,
 //   as SimGrid's solver does: every flow moves to the link that fixes it, every through load
-//   is set again. Between two solves the bottlenecks are followed by the looks above.
+//   is set again; k runs from 1 to kSolvesPerTurnover, up where a solve had to move flows and
+//   down where it did not. Between two solves the bottlenecks are followed by the looks above.
 // Where flows change bottleneck faster than that, rates are approximate (docs/cluster.md,
 // "Two network models", and results/network-solvers/ say where and by how much).
 #pragma once
