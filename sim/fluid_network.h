@@ -200,6 +200,10 @@ class FluidNetwork {
   // that a flow it serves crosses on its route, the free capacity over their weights, never
   // below the link's equal share; the lower one.
   double level_with(const Flow& fl, int r) const;
+  // One link's part of that: with `rate` and `weight` of a flow not yet served there (on its
+  // route where `forward`).
+  double direction_level(const Link& x, double rate = 0.0, double weight = 0.0,
+                         bool forward = false) const;
   // The flow's bottleneck: the resource of its routes' links with the lowest level_with.
   int pick_bottleneck(const Flow& fl) const;
   // What the flow takes of the link per byte/s of its rate: 1 on its route, 5% on the reverse

@@ -165,10 +165,7 @@ void FluidNetwork::relevel(int index, double now) {
   // never below the equal share of every flow crossing the link (the through loads are rates
   // when last looked at). The lower of the two directions binds.
   double level = kNever;
-  each_direction(index, [&](int d) {
-    const Link& x = links_[d];
-    if (x.own_forward > 0 || (exact_ && x.own > 0)) level = std::min(level, std::max((x.capacity - x.through) / x.own_weight, share(x)));
-  });
+  each_direction(index, [&](int d) { level = std::min(level, direction_level(links_[d])); });
   for (const auto& [cap, count] : l.caps) level = std::min(level, cap);
   l.level = level;
   const double ahead = std::max(0.0, std::get<0>(l.tags.top()) - l.virtual_time);
@@ -195,17 +192,22 @@ double FluidNetwork::coefficient(const Flow& fl, int l) {
   return std::find(back.begin(), back.end(), l) != back.end() ? kCrossTraffic : 0.0;
 }
 
+double FluidNetwork::direction_level(const Link& x, double rate, double weight,
+                                     bool forward) const {
+  // A link binds where a flow its resource serves crosses it on its route; one taking only 5%
+  // of it (cross-traffic) is left to its other direction, but for the exact mode.
+  if (x.own_forward == 0 && !forward && !(exact_ && x.own > 0)) return kNever;
+  const double total = x.own_weight + weight;
+  return total > 0.0 ? std::max((x.capacity - x.through + rate) / total, share(x)) : kNever;
+}
+
 double FluidNetwork::level_with(const Flow& fl, int r) const {
   const bool served = fl.bottleneck == r;
   double level = kNever;
   for (int d : {r, links_[r].twin}) {
     if (d < 0) continue;
-    const Link& x = links_[d];
-    const double c = coefficient(fl, d);
-    if (x.own_forward == 0 && c != 1.0) continue;
-    const double free = x.capacity - x.through + (served ? 0.0 : c * fl.rate);
-    const double weight = x.own_weight + (served ? 0.0 : c * fl.weight);
-    if (weight > 0.0) level = std::min(level, std::max(free / weight, share(x)));
+    const double c = served ? 0.0 : coefficient(fl, d);
+    level = std::min(level, direction_level(links_[d], c * fl.rate, c * fl.weight, c == 1.0));
   }
   return level;
 }
