@@ -163,25 +163,27 @@ std::shared_ptr<FluidActivity> FluidNetwork::start(sg4::Host* src, sg4::Host* ds
   if (free_flows_.empty()) {
     f = static_cast<int>(flows_.size());
     flows_.emplace_back();
+    books_.emplace_back();
   } else {
     f = free_flows_.back();
     free_flows_.pop_back();
   }
   const Route& r = route(src, dst);
-  Flow& fl = flows_[f];
   // A slot keeps its vectors' room, so that a flow costs no allocation once warm; its
   // generation goes on, so that an old heap entry of this slot is never taken.
-  ++fl.generation;
-  fl.hops.assign(r.links, r.back_links);
+  FlowBook& book = books_[f];
+  ++book.generation;
+  assign_hops(f, r.links, r.back_links);
+  Flow& fl = flows_[f];
   fl.rate = 0.0;
   fl.bottleneck = -1;
-  fl.size = std::max(0.0, bytes) / bandwidth_factor_;
+  book.size = std::max(0.0, bytes) / bandwidth_factor_;
   fl.weight = 1.0 / r.penalty;
   fl.cap = r.bound;
-  fl.activity = std::make_shared<FluidActivity>();
-  fl.box = box;
-  fl.payload = payload;
-  auto activity = fl.activity;
+  book.activity = std::make_shared<FluidActivity>();
+  book.box = box;
+  book.payload = payload;
+  auto activity = book.activity;
   const double now = sg4::Engine::get_clock();
   const double latency = r.latency * latency_factor_;
   if (latency > 0.0)
@@ -279,16 +281,22 @@ void FluidNetwork::complete(FluidActivity& a) {
 
 size_t FluidNetwork::wait(const std::vector<FluidActivity*>& activities, bool all) {
   const int slot = actor_slot();
+  // Waiting for all, the ones before `pending` are done: each wake-up looks on from there,
+  // so that a wait on many flows costs one look at each, not one a wake-up.
+  size_t pending = 0;
   auto ready = [&](size_t& index) {
+    if (all) {
+      while (pending < activities.size() && activities[pending]->done) ++pending;
+      index = activities.empty() ? 0 : pending - 1;
+      return pending == activities.size();
+    }
     for (size_t i = 0; i < activities.size(); ++i) {
       if (activities[i]->done) {
         index = i;
-        if (!all) return true;
-      } else if (all) {
-        return false;
+        return true;
       }
     }
-    return all;
+    return false;
   };
   size_t index = 0;
   for (FluidActivity* a : activities) a->waiter = slot;

@@ -95,54 +95,49 @@ class FluidNetwork {
     double penalty = 1.0;         // SimGrid's sharing penalty
     double bound = 0.0;           // the rate bound, before the bandwidth factor
   };
-  // A flow's shared links, its route's then its reverse route's, and its place in each link's
-  // members (or back members): held in place up to kInline links, so that reading them costs
-  // no pointer to follow.
-  class Hops {
-   public:
-    static constexpr int kInline = 8;
-    void assign(const std::vector<int>& forward, const std::vector<int>& back);
-    int total() const { return forward_count_ + back_count_; }
-    int forward_count() const { return forward_count_; }
-    const int* links() const { return total() <= kInline ? links_.data() : spill_links_.data(); }
-    int* slots() { return total() <= kInline ? slots_.data() : spill_slots_.data(); }
-    int slot(int i) const { return total() <= kInline ? slots_[i] : spill_slots_[i]; }
-    std::span<const int> forward() const { return {links(), static_cast<size_t>(forward_count_)}; }
-    std::span<const int> back() const {
-      return {links() + forward_count_, static_cast<size_t>(back_count_)};
-    }
-
-   private:
-    int forward_count_ = 0, back_count_ = 0;
-    std::array<int, kInline> links_{}, slots_{};
-    std::vector<int> spill_links_, spill_slots_;  // longer routes
-  };
-  struct Flow {
-    double size = 0.0;  // in SimGrid's variable units: bytes / bandwidth factor
+  // A flow, in two records. What a look at it reads (sharing.cc's rebalance, pick_bottleneck,
+  // set_rate) is in one cache line, as hundreds of thousands of flows in flight are looked at
+  // in no order: its weight, cap, rate, bottleneck and shared links, its route's then its
+  // reverse route's (held in place up to kInline; longer routes' are in its book).
+  static constexpr int kInline = 8;
+  struct alignas(64) Flow {
     double weight = 1.0;  // 1 / SimGrid's sharing penalty
     double cap = 0.0;
     double rate = 0.0;    // its rate when last looked at: its load on the other links
     int bottleneck = -1;  // a resource (a link, or the first of twins); -1: a fixed rate
+    int16_t forward_count = 0, back_count = 0;
+    std::array<int, kInline> inline_hops{};
+    int total() const { return forward_count + back_count; }
+  };
+  static_assert(sizeof(Flow) == 64);
+  // The rest of a flow: its size and place in its bottleneck's heap, its place in each link's
+  // members (or back members), and what its arrival does.
+  struct FlowBook {
+    double size = 0.0;        // in SimGrid's variable units: bytes / bandwidth factor
     uint64_t generation = 0;  // of its entry in its bottleneck's heap
     double tag = 0.0;         // its virtual finish time at its bottleneck
-    Hops hops;
+    std::array<int, kInline> slots{};
+    std::vector<int> spill_hops, spill_slots;  // routes longer than kInline
     std::shared_ptr<FluidActivity> activity;
     Box* box = nullptr;
     void* payload = nullptr;
   };
-  struct Link {
-    sg4::Link* link = nullptr;
+  // A link: what a level reads first, in one cache line.
+  struct alignas(64) Link {
     double capacity = 0.0;  // bytes/s in variable units (the bandwidth)
-    double virtual_time = 0.0, updated = 0.0, level = 0.0;
-    int twin = -1;  // the other direction of a split-duplex link, where cross-traffic couples them
     // Of the flows its resource serves that cross it: their weights times what they take of it.
     double own_weight = 0.0;
     double all_weight = 0.0;  // of every flow crossing it, reverse ones at 5%
     double through = 0.0;     // the rate the flows its resource does not serve take on it
+    double level = 0.0;
+    int twin = -1;  // the other direction of a split-duplex link, where cross-traffic couples them
     int own = 0;              // the flows its resource serves that cross it
     int own_forward = 0;      // of which on their route
     int served = 0;           // the flows it serves, where it is a resource
     int routes = 0;  // routes seen through it
+    bool dirty = false;             // changed since its level was last set
+    double virtual_time = 0.0, updated = 0.0;
+    sg4::Link* link = nullptr;
     // The own flows' caps over their weights, each with its count (a few distinct values).
     std::vector<std::pair<double, int>> caps;
     // The own flows by virtual finish tag (tag, flow, generation).
@@ -154,7 +149,6 @@ class FluidNetwork {
     size_t cursor = 0;              // the next member to look at again
     double due = 0.0;               // when its next own flow ends
     int heap_position = -1;         // in due_
-    bool dirty = false;             // changed since its level was last set
   };
   enum class Kind { kLatencyPaid, kFixedDone };
   struct Event {
@@ -186,6 +180,21 @@ class FluidNetwork {
   // Max-min by progressive filling over every flow in flight, as SimGrid's solver computes it;
   // each flow moves to the resource of the link that fixed it, at that link's level.
   void solve_exactly(double now);
+  // A flow's shared links (its route's, then its reverse route's) and its places among their
+  // members.
+  const int* hops(int f) const {
+    return flows_[f].total() <= kInline ? flows_[f].inline_hops.data() : books_[f].spill_hops.data();
+  }
+  int* slots(int f) {
+    return flows_[f].total() <= kInline ? books_[f].slots.data() : books_[f].spill_slots.data();
+  }
+  std::span<const int> forward(int f) const {
+    return {hops(f), static_cast<size_t>(flows_[f].forward_count)};
+  }
+  std::span<const int> back(int f) const {
+    return {hops(f) + flows_[f].forward_count, static_cast<size_t>(flows_[f].back_count)};
+  }
+  void assign_hops(int f, const std::vector<int>& forward, const std::vector<int>& back);
   bool stale(const Link& l, int index) const;  // the top of its heap names no flow it serves
   void leave(int l, bool back, int slot);
   double share(const Link& l) const { return l.capacity / l.all_weight; }
@@ -199,16 +208,16 @@ class FluidNetwork {
   // The level resource r would have with fl among the flows it serves: on each of its links
   // that a flow it serves crosses on its route, the free capacity over their weights, never
   // below the link's equal share; the lower one.
-  double level_with(const Flow& fl, int r) const;
+  double level_with(int f, int r) const;
   // One link's part of that: with `rate` and `weight` of a flow not yet served there (on its
   // route where `forward`).
   double direction_level(const Link& x, double rate = 0.0, double weight = 0.0,
                          bool forward = false) const;
   // The flow's bottleneck: the resource of its routes' links with the lowest level_with.
-  int pick_bottleneck(const Flow& fl) const;
+  int pick_bottleneck(int f) const;
   // What the flow takes of the link per byte/s of its rate: 1 on its route, 5% on the reverse
   // route, 0 off both.
-  static double coefficient(const Flow& fl, int l);
+  double coefficient(int f, int l) const;
   // Calls `fn` with each link of resource r.
   template <typename Fn>
   void each_direction(int r, Fn fn) {
@@ -244,6 +253,7 @@ class FluidNetwork {
   std::unordered_map<std::pair<const sg4::Host*, const sg4::Host*>, Route, PairHash> routes_;
   Route spare_route_;  // beyond the cache
   std::vector<Flow> flows_;
+  std::vector<FlowBook> books_;
   std::vector<int> free_flows_;
   static constexpr double kNever = std::numeric_limits<double>::infinity();
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;

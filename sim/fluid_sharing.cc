@@ -41,7 +41,7 @@ void FluidNetwork::advance(Link& l, double now) {
 
 bool FluidNetwork::stale(const Link& l, int index) const {
   const auto& [tag, f, generation] = l.tags.top();
-  return flows_[f].generation != generation || flows_[f].bottleneck != index;
+  return books_[f].generation != generation || flows_[f].bottleneck != index;
 }
 
 void FluidNetwork::touch(int l) {
@@ -109,9 +109,9 @@ void FluidNetwork::solve_exactly(double now) {
       fixed_at_[f] = {solve_, l};
       solve_flows_.push_back(f);
       const Flow& fl = flows_[f];
-      const int* hops = fl.hops.links();
-      for (int i = 0; i < fl.hops.total(); ++i) {
-        const double c = i < fl.hops.forward_count() ? 1.0 : kCrossTraffic;
+      const int* hops = this->hops(f);
+      for (int i = 0; i < fl.total(); ++i) {
+        const double c = i < fl.forward_count ? 1.0 : kCrossTraffic;
         remaining_[hops[i]] -= c * level * fl.weight;
         usage_[hops[i]] -= c * fl.weight;
         --unfixed_[hops[i]];
@@ -133,14 +133,14 @@ void FluidNetwork::solve_exactly(double now) {
     fl.rate = std::min(solved_level_[at] * fl.weight, fl.cap);
     if (home(at) != fl.bottleneck) {
       ++moved;
-      const double left = std::max(0.0, fl.tag - links_[fl.bottleneck].virtual_time);
+      const double left = std::max(0.0, books_[f].tag - links_[fl.bottleneck].virtual_time);
       unserve(f, now);
       serve_at(f, home(at), left, now);
     }
-    const int* hops = fl.hops.links();
-    for (int i = 0; i < fl.hops.total(); ++i)
+    const int* hops = this->hops(f);
+    for (int i = 0; i < fl.total(); ++i)
       if (home(hops[i]) != fl.bottleneck)
-        links_[hops[i]].through += (i < fl.hops.forward_count() ? 1.0 : kCrossTraffic) * fl.rate;
+        links_[hops[i]].through += (i < fl.forward_count ? 1.0 : kCrossTraffic) * fl.rate;
   }
   for (int l : solve_links_) links_[home(l)].dirty = true;
   for (int l : solve_links_)
@@ -172,24 +172,25 @@ void FluidNetwork::relevel(int index, double now) {
   set_due(index, level > 0.0 ? now + ahead / level : kNever);
 }
 
-void FluidNetwork::Hops::assign(const std::vector<int>& forward, const std::vector<int>& back) {
-  forward_count_ = static_cast<int>(forward.size());
-  back_count_ = static_cast<int>(back.size());
-  int* out = links_.data();
-  if (total() > kInline) {
-    spill_links_.resize(total());
-    spill_slots_.resize(total());
-    out = spill_links_.data();
+void FluidNetwork::assign_hops(int f, const std::vector<int>& forward, const std::vector<int>& back) {
+  Flow& fl = flows_[f];
+  fl.forward_count = static_cast<int16_t>(forward.size());
+  fl.back_count = static_cast<int16_t>(back.size());
+  int* out = fl.inline_hops.data();
+  if (fl.total() > kInline) {
+    books_[f].spill_hops.resize(fl.total());
+    books_[f].spill_slots.resize(fl.total());
+    out = books_[f].spill_hops.data();
   }
   std::copy(forward.begin(), forward.end(), out);
-  std::copy(back.begin(), back.end(), out + forward_count_);
+  std::copy(back.begin(), back.end(), out + fl.forward_count);
 }
 
-double FluidNetwork::coefficient(const Flow& fl, int l) {
-  const auto forward = fl.hops.forward();
-  if (std::find(forward.begin(), forward.end(), l) != forward.end()) return 1.0;
-  const auto back = fl.hops.back();
-  return std::find(back.begin(), back.end(), l) != back.end() ? kCrossTraffic : 0.0;
+double FluidNetwork::coefficient(int f, int l) const {
+  const auto on = forward(f);
+  if (std::find(on.begin(), on.end(), l) != on.end()) return 1.0;
+  const auto reverse = back(f);
+  return std::find(reverse.begin(), reverse.end(), l) != reverse.end() ? kCrossTraffic : 0.0;
 }
 
 double FluidNetwork::direction_level(const Link& x, double rate, double weight,
@@ -201,29 +202,31 @@ double FluidNetwork::direction_level(const Link& x, double rate, double weight,
   return total > 0.0 ? std::max((x.capacity - x.through + rate) / total, share(x)) : kNever;
 }
 
-double FluidNetwork::level_with(const Flow& fl, int r) const {
+double FluidNetwork::level_with(int f, int r) const {
+  const Flow& fl = flows_[f];
   const bool served = fl.bottleneck == r;
   double level = kNever;
   for (int d : {r, links_[r].twin}) {
     if (d < 0) continue;
-    const double c = served ? 0.0 : coefficient(fl, d);
+    const double c = served ? 0.0 : coefficient(f, d);
     level = std::min(level, direction_level(links_[d], c * fl.rate, c * fl.weight, c == 1.0));
   }
   return level;
 }
 
-int FluidNetwork::pick_bottleneck(const Flow& fl) const {
+int FluidNetwork::pick_bottleneck(int f) const {
+  const Flow& fl = flows_[f];
   int best = -1;
   double lowest = kNever;
   // A link of the reverse route can be the bottleneck too: SimGrid's max-min gives every flow
   // on a link the same share of it per unit of weight, whatever the flow consumes of it.
-  const int* hops = fl.hops.links();
-  for (int i = 0; i < fl.hops.total(); ++i) {
+  const int* hops = this->hops(f);
+  for (int i = 0; i < fl.total(); ++i) {
     const int l = home(hops[i]);
     bool seen = false;  // a split-duplex link is on the route one way and the reverse the other
     for (int j = 0; j < i && !seen; ++j) seen = home(hops[j]) == l;
     if (seen) continue;
-    const double s = level_with(fl, l);
+    const double s = level_with(f, l);
     // Among equal levels, the resource on more routes (a server's NIC rather than a worker's):
     // likelier to be the busier from now on.
     if (best < 0 || s < lowest * (1.0 - kTie) ||
@@ -233,7 +236,7 @@ int FluidNetwork::pick_bottleneck(const Flow& fl) const {
     }
   }
   // A flow moves only to a resource clearly busier than its own.
-  if (fl.bottleneck >= 0 && level_with(fl, fl.bottleneck) <= lowest * (1.0 + kTie))
+  if (fl.bottleneck >= 0 && level_with(f, fl.bottleneck) <= lowest * (1.0 + kTie))
     return fl.bottleneck;
   return best;
 }
@@ -243,7 +246,7 @@ void FluidNetwork::serve_at(int f, int b, double left, double now) {
   Link& l = links_[b];
   advance(l, now);
   each_direction(b, [&](int d) {
-    const double c = coefficient(fl, d);
+    const double c = coefficient(f, d);
     if (c == 0.0) return;
     links_[d].own_weight += c * fl.weight;
     ++links_[d].own;
@@ -252,9 +255,10 @@ void FluidNetwork::serve_at(int f, int b, double left, double now) {
   ++l.served;
   add_cap(l, fl.cap / fl.weight);
   fl.bottleneck = b;
-  ++fl.generation;
-  fl.tag = l.virtual_time + left;
-  l.tags.push({fl.tag, f, fl.generation});
+  FlowBook& book = books_[f];
+  ++book.generation;
+  book.tag = l.virtual_time + left;
+  l.tags.push({book.tag, f, book.generation});
 }
 
 void FluidNetwork::unserve(int f, double now) {
@@ -262,7 +266,7 @@ void FluidNetwork::unserve(int f, double now) {
   Link& a = links_[fl.bottleneck];
   advance(a, now);
   each_direction(fl.bottleneck, [&](int d) {
-    const double c = coefficient(fl, d);
+    const double c = coefficient(f, d);
     if (c == 0.0) return;
     links_[d].own_weight -= c * fl.weight;
     if (--links_[d].own == 0) links_[d].own_weight = 0.0;
@@ -279,13 +283,13 @@ void FluidNetwork::set_rate(int f, double now) {
   const double change = rate - fl.rate;
   if (std::abs(change) <= kRateChange * fl.rate) return;
   fl.rate = rate;
-  for (int l : fl.hops.forward()) {
+  for (int l : forward(f)) {
     if (home(l) == fl.bottleneck) continue;
     advance(links_[l], now);
     links_[l].through += change;
     touch(l);
   }
-  for (int l : fl.hops.back()) {
+  for (int l : back(f)) {
     if (home(l) == fl.bottleneck) continue;
     advance(links_[l], now);
     links_[l].through += kCrossTraffic * change;
@@ -311,18 +315,18 @@ void FluidNetwork::rebalance(int index, double now) {
     const int here = home(index);
     // Only this link's level changed for it: a flow its resource serves may now be better
     // served elsewhere; another flow, here.
-    const int to = from == here                                                ? pick_bottleneck(fl)
-                   : level_with(fl, here) < level_with(fl, from) * (1.0 - kTie) ? here
+    const int to = from == here                                                ? pick_bottleneck(f)
+                   : level_with(f, here) < level_with(f, from) * (1.0 - kTie) ? here
                                                                                 : from;
     if (to != from) {
       Link& a = links_[from];
       advance(a, now);
-      const double left = std::max(0.0, fl.tag - a.virtual_time);
+      const double left = std::max(0.0, books_[f].tag - a.virtual_time);
       unserve(f, now);
-      each_direction(from, [&](int d) { links_[d].through += coefficient(fl, d) * fl.rate; });
+      each_direction(from, [&](int d) { links_[d].through += coefficient(f, d) * fl.rate; });
       each_direction(to, [&](int d) {
         advance(links_[d], now);
-        links_[d].through -= coefficient(fl, d) * fl.rate;
+        links_[d].through -= coefficient(f, d) * fl.rate;
       });
       serve_at(f, to, left, now);
       touch(from);
@@ -337,38 +341,38 @@ void FluidNetwork::leave(int l, bool back, int slot) {
   const int moved = members.back();
   members[slot] = moved;
   members.pop_back();
-  Flow& m = flows_[moved];
-  const int* hops = m.hops.links();
-  int* slots = m.hops.slots();
-  for (int i = back ? m.hops.forward_count() : 0;
-       i < (back ? m.hops.total() : m.hops.forward_count()); ++i)
+  const Flow& m = flows_[moved];
+  const int* hops = this->hops(moved);
+  int* slots = this->slots(moved);
+  for (int i = back ? m.forward_count : 0; i < (back ? m.total() : m.forward_count); ++i)
     if (hops[i] == l) slots[i] = slot;
 }
 
 void FluidNetwork::activate(int f, double now) {
   Flow& fl = flows_[f];
-  if (fl.size <= 0.0) return finish(f, now);
-  if (fl.hops.forward().empty()) {  // fat pipes alone: the flow's bound is its rate
+  const double size = books_[f].size;
+  if (size <= 0.0) return finish(f, now);
+  if (fl.forward_count == 0) {  // fat pipes alone: the flow's bound is its rate
     if (fl.cap <= 0.0) return finish(f, now);
-    schedule(now + fl.size / fl.cap, Kind::kFixedDone, f);
+    schedule(now + size / fl.cap, Kind::kFixedDone, f);
     return;
   }
-  const int* hops = fl.hops.links();
-  int* slots = fl.hops.slots();
+  const int* hops = this->hops(f);
+  int* slots = this->slots(f);
   ++active_;
-  for (int i = 0; i < fl.hops.total(); ++i) {
+  for (int i = 0; i < fl.total(); ++i) {
     Link& l = links_[hops[i]];
-    const bool forward = i < fl.hops.forward_count();
+    const bool forward = i < fl.forward_count;
     advance(l, now);
     l.all_weight += (forward ? 1.0 : kCrossTraffic) * fl.weight;
     std::vector<int>& members = forward ? l.members : l.back_members;
     slots[i] = static_cast<int>(members.size());
     members.push_back(f);
   }
-  serve_at(f, pick_bottleneck(fl), fl.size / fl.weight, now);
-  for (int i = 0; i < fl.hops.total(); ++i) touch(hops[i]);
+  serve_at(f, pick_bottleneck(f), size / fl.weight, now);
+  for (int i = 0; i < fl.total(); ++i) touch(hops[i]);
   set_rate(f, now);
-  for (int i = 0; i < fl.hops.total(); ++i) rebalance(hops[i], now);
+  for (int i = 0; i < fl.total(); ++i) rebalance(hops[i], now);
   flush(now);
 }
 
@@ -386,22 +390,23 @@ void FluidNetwork::finish(int f, double now) {
       if (l.members.empty() && l.back_members.empty()) l.all_weight = 0.0;
     };
     unserve(f, now);
-    const int* hops = fl.hops.links();
-    for (int i = 0; i < fl.hops.total(); ++i) {
+    const int* hops = this->hops(f);
+    for (int i = 0; i < fl.total(); ++i) {
       const int l = hops[i];
-      const double c = i < fl.hops.forward_count() ? 1.0 : kCrossTraffic;
-      leave(l, i >= fl.hops.forward_count(), fl.hops.slot(i));
+      const double c = i < fl.forward_count ? 1.0 : kCrossTraffic;
+      leave(l, i >= fl.forward_count, slots(f)[i]);
       drop(links_[l], c * fl.weight, home(l) == fl.bottleneck ? 0.0 : c * fl.rate);
     }
     fl.bottleneck = -1;
-    for (int i = 0; i < fl.hops.total(); ++i) touch(hops[i]);
-    for (int i = 0; i < fl.hops.total(); ++i) rebalance(hops[i], now);
+    for (int i = 0; i < fl.total(); ++i) touch(hops[i]);
+    for (int i = 0; i < fl.total(); ++i) rebalance(hops[i], now);
     flush(now);
   }
-  ++fl.generation;
-  std::shared_ptr<FluidActivity> activity = std::move(fl.activity);
-  Box* box = fl.box;
-  void* payload = fl.payload;
+  FlowBook& book = books_[f];
+  ++book.generation;
+  std::shared_ptr<FluidActivity> activity = std::move(book.activity);
+  Box* box = book.box;
+  void* payload = book.payload;
   free_flows_.push_back(f);
   if (box != nullptr) box->deliver(payload);
   complete(*activity);
