@@ -16,6 +16,7 @@ using namespace fluid;
 FluidNetwork::FluidNetwork(sg4::Host* home, bool exact) : home_(home), exact_(exact) {
   semaphores_.push_back(sg4::Semaphore::create(0));
   woken_.push_back(false);
+  outstanding_.push_back(0);
   sg4::Link::on_bandwidth_change_cb([this](const sg4::Link& link) { on_bandwidth_change(link); });
   sg4::Actor::create("fluid-network", home_, [this] { serve(); })->daemonize();
 }
@@ -43,7 +44,8 @@ int FluidNetwork::link_index(sg4::Link* link) {
     // SimGrid names a split-duplex link's two directions NAME_UP and NAME_DOWN.
     const std::string& name = link->get_name();
     const auto ends = [&](const std::string& tail) {
-      return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+      return name.size() > tail.size() &&
+             name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
     };
     std::string other;
     if (ends("_UP")) other = name.substr(0, name.size() - 3) + "_DOWN";
@@ -264,6 +266,7 @@ int FluidNetwork::actor_slot() {
   if (added) {
     semaphores_.push_back(sg4::Semaphore::create(0));
     woken_.push_back(false);
+    outstanding_.push_back(0);
   }
   return it->second;
 }
@@ -276,33 +279,37 @@ void FluidNetwork::wake(int slot) {
 
 void FluidNetwork::complete(FluidActivity& a) {
   a.done = true;
-  if (a.waiter >= 0) wake(a.waiter);
+  if (a.waiter >= 0 && --outstanding_[a.waiter] <= 0) wake(a.waiter);
 }
 
 size_t FluidNetwork::wait(const std::vector<FluidActivity*>& activities, bool all) {
-  const int slot = actor_slot();
-  // Waiting for all, the ones before `pending` are done: each wake-up looks on from there,
-  // so that a wait on many flows costs one look at each, not one a wake-up.
-  size_t pending = 0;
+  // The waiter is woken once: when the last of its activities is done (all), or the first
+  // (any); not at each, as an actor waiting on tens of flows would be.
   auto ready = [&](size_t& index) {
-    if (all) {
-      while (pending < activities.size() && activities[pending]->done) ++pending;
-      index = activities.empty() ? 0 : pending - 1;
-      return pending == activities.size();
-    }
     for (size_t i = 0; i < activities.size(); ++i) {
       if (activities[i]->done) {
         index = i;
-        return true;
+        if (!all) return true;
+      } else if (all) {
+        return false;
       }
     }
-    return false;
+    return all;
   };
   size_t index = 0;
-  for (FluidActivity* a : activities) a->waiter = slot;
-  while (!ready(index)) {
+  if (ready(index)) return index;
+  const int slot = actor_slot();
+  int pending = 0;
+  for (FluidActivity* a : activities) {
+    if (a->done) continue;
+    a->waiter = slot;
+    ++pending;
+  }
+  outstanding_[slot] = all ? pending : 1;
+  while (true) {
     semaphores_[slot]->acquire();
     woken_[slot] = false;
+    if (ready(index)) break;
   }
   for (FluidActivity* a : activities) a->waiter = -1;
   return index;

@@ -15,12 +15,13 @@
 //   of their virtual finish tags, so a resource keeps them in a heap;
 // - on the other links of its route (and at 5% on its reverse route) a flow takes the rate it
 //   had when last looked at (the "through" load);
-// - each change of a link's flows looks again at three of them, and moves a flow where another
-//   resource of its route would give it a lower level;
+// - each change of a resource's flows looks again at one of them, in turn, and moves it where
+//   another resource of its route would give it a lower level;
 // - every (flows in flight) / k flow events, max-min is solved exactly by progressive filling,
 //   as SimGrid's solver does: every flow moves to the link that fixes it, every through load
-//   is set again; k runs from 1 to kSolvesPerTurnover, up where a solve had to move flows and
-//   down where it did not. Between two solves the bottlenecks are followed by the looks above.
+//   is set again; k runs from kFewestSolvesPerTurnover to kSolvesPerTurnover, up where a solve
+//   had to move flows and down where it did not. Between two solves the bottlenecks are followed by
+//   the looks above.
 // Where flows change bottleneck faster than that, rates are approximate (docs/cluster.md,
 // "Two network models", and results/network-solvers/ say where and by how much).
 #pragma once
@@ -51,10 +52,12 @@ constexpr double kCrossTraffic = 0.05;
 constexpr double kTie = 1e-9;
 // A flow's rate is taken again on the other links of its route when it has changed by more.
 constexpr double kRateChange = 1e-3;
-// Max-min is solved exactly every (flows in flight) / k flow events, k from 1 to this as the
+// Max-min is solved exactly every (flows in flight) / k flow events, k between these as the
 // solves find the bottlenecks moved or kept: fewer solves are faster and further from
-// SimGrid's model (results/network-solvers/).
-constexpr int64_t kSolvesPerTurnover = 8;
+// SimGrid's model (results/network-solvers/). An exact solve costs about k x (links a route)
+// operations a flow event, less than the looks it replaces.
+constexpr int64_t kFewestSolvesPerTurnover = 2;
+constexpr int64_t kSolvesPerTurnover = 16;
 // Routes kept for reuse, at most: beyond, a route is looked up for each flow.
 constexpr size_t kRoutesCached = 1 << 20;
 }  // namespace fluid
@@ -131,11 +134,11 @@ class FluidNetwork {
     double through = 0.0;     // the rate the flows its resource does not serve take on it
     double level = 0.0;
     int twin = -1;  // the other direction of a split-duplex link, where cross-traffic couples them
-    int own = 0;              // the flows its resource serves that cross it
-    int own_forward = 0;      // of which on their route
-    int served = 0;           // the flows it serves, where it is a resource
-    int routes = 0;  // routes seen through it
-    bool dirty = false;             // changed since its level was last set
+    int own = 0;    // the flows its resource serves that cross it
+    int own_forward = 0;  // of which on their route
+    int served = 0;       // the flows it serves, where it is a resource
+    int routes = 0;       // routes seen through it
+    bool dirty = false;   // changed since its level was last set
     double virtual_time = 0.0, updated = 0.0;
     sg4::Link* link = nullptr;
     // The own flows' caps over their weights, each with its count (a few distinct values).
@@ -146,7 +149,7 @@ class FluidNetwork {
         tags;
     std::vector<int> members;       // the flows crossing it
     std::vector<int> back_members;  // the flows crossing it in reverse (cross-traffic)
-    size_t cursor = 0;              // the next member to look at again
+    size_t cursor = 0;              // the next flow to look at again, of its resource's
     double due = 0.0;               // when its next own flow ends
     int heap_position = -1;         // in due_
   };
@@ -183,7 +186,8 @@ class FluidNetwork {
   // A flow's shared links (its route's, then its reverse route's) and its places among their
   // members.
   const int* hops(int f) const {
-    return flows_[f].total() <= kInline ? flows_[f].inline_hops.data() : books_[f].spill_hops.data();
+    return flows_[f].total() <= kInline ? flows_[f].inline_hops.data()
+                                        : books_[f].spill_hops.data();
   }
   int* slots(int f) {
     return flows_[f].total() <= kInline ? books_[f].slots.data() : books_[f].spill_slots.data();
@@ -229,9 +233,13 @@ class FluidNetwork {
   void serve_at(int f, int b, double left, double now);
   // Sets f's rate to what its bottleneck gives it, and its load on the other links.
   void set_rate(int f, double now);
-  // Looks again at a few of the link's members: moves those whose bottleneck is now
-  // another link, and refreshes the rate they take on the others.
-  void rebalance(int l, double now);
+  // The at-th flow crossing resource r, -1 past the last.
+  int crossing(int r, size_t at) const;
+  // Looks again at the next flow crossing a resource: moves it if its bottleneck is now
+  // another resource, and refreshes the rate it takes on the others.
+  void rebalance(int resource, double now);
+  // Rebalances each resource of f's routes.
+  void rebalance_route(int f, double now);
   void activate(int f, double now);
   void finish(int f, double now);
   void on_bandwidth_change(const sg4::Link& link);
@@ -277,6 +285,7 @@ class FluidNetwork {
   // model's own actor.
   std::vector<sg4::SemaphorePtr> semaphores_;
   std::vector<bool> woken_;
+  std::vector<int> outstanding_;  // of each waiting actor's activities, those it still waits for
   std::unordered_map<long, int> slot_of_actor_;
 };
 

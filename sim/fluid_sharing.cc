@@ -148,8 +148,10 @@ void FluidNetwork::solve_exactly(double now) {
   // Where the looks kept the bottlenecks (fewer than 1 flow in 100 moved), solve half as
   // often; where they did not (more than 1 in 20), twice as often.
   const auto flows = static_cast<int64_t>(solve_flows_.size());
-  if (100 * moved < flows) solves_per_turnover_ = std::max<int64_t>(1, solves_per_turnover_ / 2);
-  if (20 * moved > flows) solves_per_turnover_ = std::min(kSolvesPerTurnover, 2 * solves_per_turnover_);
+  if (100 * moved < flows)
+    solves_per_turnover_ = std::max(kFewestSolvesPerTurnover, solves_per_turnover_ / 2);
+  if (20 * moved > flows)
+    solves_per_turnover_ = std::min(kSolvesPerTurnover, 2 * solves_per_turnover_);
 }
 
 void FluidNetwork::relevel(int index, double now) {
@@ -172,7 +174,8 @@ void FluidNetwork::relevel(int index, double now) {
   set_due(index, level > 0.0 ? now + ahead / level : kNever);
 }
 
-void FluidNetwork::assign_hops(int f, const std::vector<int>& forward, const std::vector<int>& back) {
+void FluidNetwork::assign_hops(int f, const std::vector<int>& forward,
+                               const std::vector<int>& back) {
   Flow& fl = flows_[f];
   fl.forward_count = static_cast<int16_t>(forward.size());
   fl.back_count = static_cast<int16_t>(back.size());
@@ -297,42 +300,69 @@ void FluidNetwork::set_rate(int f, double now) {
   }
 }
 
-void FluidNetwork::rebalance(int index, double now) {
-  // Three a change: every change of a link's flows looks again at three of its flows, so
-  // that the flows of a busy link are each looked at again several times in their life.
-  // Fewer are faster and further from SimGrid's model, more closer and slower; the exact
-  // solves between make up for what they miss (results/network-solvers/).
-  constexpr int kLooks = 3;
-  for (int k = 0; k < kLooks; ++k) {
-    Link& l = links_[index];
-    const size_t crossing = l.members.size() + l.back_members.size();
-    if (crossing == 0) return;
-    if (l.cursor >= crossing) l.cursor = 0;
-    const size_t at = l.cursor++;
-    const int f = at < l.members.size() ? l.members[at] : l.back_members[at - l.members.size()];
-    Flow& fl = flows_[f];
-    const int from = fl.bottleneck;
-    const int here = home(index);
-    // Only this link's level changed for it: a flow its resource serves may now be better
-    // served elsewhere; another flow, here.
-    const int to = from == here                                                ? pick_bottleneck(f)
-                   : level_with(f, here) < level_with(f, from) * (1.0 - kTie) ? here
-                                                                                : from;
-    if (to != from) {
-      Link& a = links_[from];
-      advance(a, now);
-      const double left = std::max(0.0, books_[f].tag - a.virtual_time);
-      unserve(f, now);
-      each_direction(from, [&](int d) { links_[d].through += coefficient(f, d) * fl.rate; });
-      each_direction(to, [&](int d) {
-        advance(links_[d], now);
-        links_[d].through -= coefficient(f, d) * fl.rate;
-      });
-      serve_at(f, to, left, now);
-      touch(from);
-      touch(to);
-    }
-    set_rate(f, now);
+int FluidNetwork::crossing(int r, size_t at) const {
+  // A split-duplex resource's flows are its two directions' members: a flow on one's back
+  // members is on the other's members (SimGrid's routes are symmetric but for XML platforms
+  // that declare them otherwise, whose flows on a reverse route alone the exact solves find).
+  for (int d : {r, links_[r].twin}) {
+    if (d < 0) continue;
+    const Link& x = links_[d];
+    if (at < x.members.size()) return x.members[at];
+    at -= x.members.size();
+    if (x.twin >= 0) continue;
+    if (at < x.back_members.size()) return x.back_members[at];
+    at -= x.back_members.size();
+  }
+  return -1;
+}
+
+void FluidNetwork::rebalance(int resource, double now) {
+  // One look a change: every change of a resource's flows looks again at the next of the
+  // flows crossing it, in turn. More looks follow the bottlenecks closer between the exact
+  // solves, at a cost (a look is a cache miss where hundreds of thousands of flows are in
+  // flight) above that of the solves that do the same (results/network-solvers/).
+  const int here = home(resource);
+  Link& l = links_[here];
+  int f = crossing(here, l.cursor++);
+  if (f < 0) {
+    l.cursor = 0;
+    f = crossing(here, l.cursor++);
+    if (f < 0) return;
+  }
+  Flow& fl = flows_[f];
+  const int from = fl.bottleneck;
+  // Only this link's level changed for it: a flow its resource serves may now be better
+  // served elsewhere; another flow, here.
+  const int to = from == here                                               ? pick_bottleneck(f)
+                 : level_with(f, here) < level_with(f, from) * (1.0 - kTie) ? here
+                                                                            : from;
+  if (to != from) {
+    Link& a = links_[from];
+    advance(a, now);
+    const double left = std::max(0.0, books_[f].tag - a.virtual_time);
+    unserve(f, now);
+    each_direction(from, [&](int d) { links_[d].through += coefficient(f, d) * fl.rate; });
+    each_direction(to, [&](int d) {
+      advance(links_[d], now);
+      links_[d].through -= coefficient(f, d) * fl.rate;
+    });
+    serve_at(f, to, left, now);
+    touch(from);
+    touch(to);
+  }
+  set_rate(f, now);
+}
+
+void FluidNetwork::rebalance_route(int f, double now) {
+  // Each resource once, though a split-duplex link is on the route one way and on the reverse
+  // route the other.
+  const int* hops = this->hops(f);
+  const int total = flows_[f].total();
+  for (int i = 0; i < total; ++i) {
+    const int r = home(hops[i]);
+    bool seen = false;
+    for (int j = 0; j < i && !seen; ++j) seen = home(hops[j]) == r;
+    if (!seen) rebalance(r, now);
   }
 }
 
@@ -372,7 +402,7 @@ void FluidNetwork::activate(int f, double now) {
   serve_at(f, pick_bottleneck(f), size / fl.weight, now);
   for (int i = 0; i < fl.total(); ++i) touch(hops[i]);
   set_rate(f, now);
-  for (int i = 0; i < fl.total(); ++i) rebalance(hops[i], now);
+  rebalance_route(f, now);
   flush(now);
 }
 
@@ -385,8 +415,7 @@ void FluidNetwork::finish(int f, double now) {
       advance(l, now);
       l.all_weight -= weight;
       l.through -= through;
-      if (l.members.size() + l.back_members.size() == static_cast<size_t>(l.own))
-        l.through = 0.0;
+      if (l.members.size() + l.back_members.size() == static_cast<size_t>(l.own)) l.through = 0.0;
       if (l.members.empty() && l.back_members.empty()) l.all_weight = 0.0;
     };
     unserve(f, now);
@@ -399,7 +428,7 @@ void FluidNetwork::finish(int f, double now) {
     }
     fl.bottleneck = -1;
     for (int i = 0; i < fl.total(); ++i) touch(hops[i]);
-    for (int i = 0; i < fl.total(); ++i) rebalance(hops[i], now);
+    rebalance_route(f, now);
     flush(now);
   }
   FlowBook& book = books_[f];
