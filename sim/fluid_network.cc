@@ -50,7 +50,12 @@ int FluidNetwork::link_index(sg4::Link* link) {
     std::string other;
     if (ends("_UP")) other = name.substr(0, name.size() - 3) + "_DOWN";
     if (ends("_DOWN")) other = name.substr(0, name.size() - 5) + "_UP";
-    sg4::Link* sibling = other.empty() ? nullptr : sg4::Link::by_name_or_null(other);
+    // One map of the platform's links by name: SimGrid's own lookup searches every zone.
+    if (link_by_name_.empty())
+      for (sg4::Link* k : sg4::Engine::get_instance()->get_all_links())
+        link_by_name_[k->get_name()] = k;
+    const auto found = other.empty() ? link_by_name_.end() : link_by_name_.find(other);
+    sg4::Link* sibling = found == link_by_name_.end() ? nullptr : found->second;
     if (crosstraffic_ && sibling != nullptr &&
         sibling->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE) {
       const int twin = link_index(sibling);
@@ -72,6 +77,7 @@ const FluidNetwork::Route& FluidNetwork::route(sg4::Host* src, sg4::Host* dst) {
                      dst->get_name() + "'");
   }
   double smallest = -1.0, s_terms = 0.0;
+  std::vector<int> hops;
   for (sg4::Link* link : links) {
     const auto policy = link->get_sharing_policy();
     if (policy == sg4::Link::SharingPolicy::WIFI || policy == sg4::Link::SharingPolicy::NONLINEAR)
@@ -80,16 +86,23 @@ const FluidNetwork::Route& FluidNetwork::route(sg4::Host* src, sg4::Host* dst) {
                        "split-duplex and fat-pipe links only");
     if (smallest < 0.0 || link->get_bandwidth() < smallest) smallest = link->get_bandwidth();
     s_terms += weight_s_ / link->get_bandwidth();
-    if (policy != sg4::Link::SharingPolicy::FATPIPE) r.links.push_back(link_index(link));
-    if (policy != sg4::Link::SharingPolicy::FATPIPE) ++links_[r.links.back()].routes;
+    if (policy == sg4::Link::SharingPolicy::FATPIPE) continue;
+    hops.push_back(link_index(link));
+    ++links_[hops.back()].routes;
   }
+  r.forward_count = static_cast<int16_t>(hops.size());
   if (crosstraffic_) {
     std::vector<sg4::Link*> back;
     dst->route_to(src, back, nullptr);
     for (sg4::Link* link : back)
       if (link->get_sharing_policy() != sg4::Link::SharingPolicy::FATPIPE)
-        r.back_links.push_back(link_index(link));
+        hops.push_back(link_index(link));
   }
+  r.back_count = static_cast<int16_t>(hops.size() - r.forward_count);
+  if (hops.size() <= kInline)
+    std::copy(hops.begin(), hops.end(), r.inline_hops.begin());
+  else
+    r.spill_hops = std::move(hops);
   // A flow without latency keeps SimGrid's initial penalty of 1.
   r.penalty = r.latency > 0.0 ? r.latency + s_terms : 1.0;
   r.bound = smallest;
@@ -175,7 +188,7 @@ std::shared_ptr<FluidActivity> FluidNetwork::start(sg4::Host* src, sg4::Host* ds
   // generation goes on, so that an old heap entry of this slot is never taken.
   FlowBook& book = books_[f];
   ++book.generation;
-  assign_hops(f, r.links, r.back_links);
+  assign_hops(f, r);
   Flow& fl = flows_[f];
   fl.rate = 0.0;
   fl.bottleneck = -1;

@@ -34,6 +34,7 @@
 #include <memory>
 #include <queue>
 #include <span>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -91,18 +92,20 @@ class FluidNetwork {
   void complete(FluidActivity& a);
 
  private:
+  static constexpr int kInline = 8;
   struct Route {
-    std::vector<int> links;       // shared links, forward
-    std::vector<int> back_links;  // shared links of the reverse route (cross-traffic)
-    double latency = 0.0;         // raw, before the latency factor
-    double penalty = 1.0;         // SimGrid's sharing penalty
-    double bound = 0.0;           // the rate bound, before the bandwidth factor
+    // Its shared links, then its reverse route's (cross-traffic): held in place up to kInline.
+    int16_t forward_count = 0, back_count = 0;
+    std::array<int, kInline> inline_hops{};
+    std::vector<int> spill_hops;
+    double latency = 0.0;  // raw, before the latency factor
+    double penalty = 1.0;  // SimGrid's sharing penalty
+    double bound = 0.0;    // the rate bound, before the bandwidth factor
   };
   // A flow, in two records. What a look at it reads (sharing.cc's rebalance, pick_bottleneck,
   // set_rate) is in one cache line, as hundreds of thousands of flows in flight are looked at
   // in no order: its weight, cap, rate, bottleneck and shared links, its route's then its
   // reverse route's (held in place up to kInline; longer routes' are in its book).
-  static constexpr int kInline = 8;
   struct alignas(64) Flow {
     double weight = 1.0;  // 1 / SimGrid's sharing penalty
     double cap = 0.0;
@@ -119,11 +122,15 @@ class FluidNetwork {
     double size = 0.0;        // in SimGrid's variable units: bytes / bandwidth factor
     uint64_t generation = 0;  // of its entry in its bottleneck's heap
     double tag = 0.0;         // its virtual finish time at its bottleneck
+    // Its place in each link's members (or back members): the first kInline here.
     std::array<int, kInline> slots{};
     std::vector<int> spill_hops, spill_slots;  // routes longer than kInline
     std::shared_ptr<FluidActivity> activity;
     Box* box = nullptr;
     void* payload = nullptr;
+  };
+  struct Member {
+    int flow, hop;
   };
   // A link: what a level reads first, in one cache line.
   struct alignas(64) Link {
@@ -147,11 +154,12 @@ class FluidNetwork {
     std::priority_queue<std::tuple<double, int, uint64_t>,
                         std::vector<std::tuple<double, int, uint64_t>>, std::greater<>>
         tags;
-    std::vector<int> members;       // the flows crossing it
-    std::vector<int> back_members;  // the flows crossing it in reverse (cross-traffic)
-    size_t cursor = 0;              // the next flow to look at again, of its resource's
-    double due = 0.0;               // when its next own flow ends
-    int heap_position = -1;         // in due_
+    // The flows crossing it, and in reverse (cross-traffic): each with the link's place among
+    // its hops, so that a flow moved in the list has its slot set without a look at its route.
+    std::vector<Member> members, back_members;
+    size_t cursor = 0;       // the next flow to look at again, of its resource's
+    double due = 0.0;        // when its next own flow ends
+    int heap_position = -1;  // in due_
   };
   enum class Kind { kLatencyPaid, kFixedDone };
   struct Event {
@@ -189,8 +197,8 @@ class FluidNetwork {
     return flows_[f].total() <= kInline ? flows_[f].inline_hops.data()
                                         : books_[f].spill_hops.data();
   }
-  int* slots(int f) {
-    return flows_[f].total() <= kInline ? books_[f].slots.data() : books_[f].spill_slots.data();
+  int& slot(int f, int i) {
+    return i < kInline ? books_[f].slots[i] : books_[f].spill_slots[i - kInline];
   }
   std::span<const int> forward(int f) const {
     return {hops(f), static_cast<size_t>(flows_[f].forward_count)};
@@ -198,7 +206,7 @@ class FluidNetwork {
   std::span<const int> back(int f) const {
     return {hops(f) + flows_[f].forward_count, static_cast<size_t>(flows_[f].back_count)};
   }
-  void assign_hops(int f, const std::vector<int>& forward, const std::vector<int>& back);
+  void assign_hops(int f, const Route& r);
   bool stale(const Link& l, int index) const;  // the top of its heap names no flow it serves
   void leave(int l, bool back, int slot);
   double share(const Link& l) const { return l.capacity / l.all_weight; }
@@ -252,6 +260,7 @@ class FluidNetwork {
   double latency_factor_ = 1.0, bandwidth_factor_ = 1.0, weight_s_ = 0.0, tcp_gamma_ = 0.0;
   bool crosstraffic_ = false;
   std::unordered_map<const sg4::Link*, int> link_of_;
+  std::unordered_map<std::string, sg4::Link*> link_by_name_;
   std::vector<Link> links_;
   struct PairHash {
     size_t operator()(const std::pair<const sg4::Host*, const sg4::Host*>& p) const {

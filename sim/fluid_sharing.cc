@@ -117,8 +117,8 @@ void FluidNetwork::solve_exactly(double now) {
         --unfixed_[hops[i]];
       }
     };
-    for (int f : links_[l].members) fix(f);
-    for (int f : links_[l].back_members) fix(f);
+    for (const Member& m : links_[l].members) fix(m.flow);
+    for (const Member& m : links_[l].back_members) fix(m.flow);
   }
   // Each flow to the resource of the link that fixed it, at that link's level; the through
   // loads set again from the rates.
@@ -174,19 +174,16 @@ void FluidNetwork::relevel(int index, double now) {
   set_due(index, level > 0.0 ? now + ahead / level : kNever);
 }
 
-void FluidNetwork::assign_hops(int f, const std::vector<int>& forward,
-                               const std::vector<int>& back) {
+void FluidNetwork::assign_hops(int f, const Route& r) {
   Flow& fl = flows_[f];
-  fl.forward_count = static_cast<int16_t>(forward.size());
-  fl.back_count = static_cast<int16_t>(back.size());
-  int* out = fl.inline_hops.data();
-  if (fl.total() > kInline) {
-    books_[f].spill_hops.resize(fl.total());
-    books_[f].spill_slots.resize(fl.total());
-    out = books_[f].spill_hops.data();
+  fl.forward_count = r.forward_count;
+  fl.back_count = r.back_count;
+  if (fl.total() <= kInline) {
+    fl.inline_hops = r.inline_hops;
+  } else {
+    books_[f].spill_hops = r.spill_hops;
+    books_[f].spill_slots.resize(fl.total() - kInline);
   }
-  std::copy(forward.begin(), forward.end(), out);
-  std::copy(back.begin(), back.end(), out + fl.forward_count);
 }
 
 double FluidNetwork::coefficient(int f, int l) const {
@@ -307,10 +304,10 @@ int FluidNetwork::crossing(int r, size_t at) const {
   for (int d : {r, links_[r].twin}) {
     if (d < 0) continue;
     const Link& x = links_[d];
-    if (at < x.members.size()) return x.members[at];
+    if (at < x.members.size()) return x.members[at].flow;
     at -= x.members.size();
     if (x.twin >= 0) continue;
-    if (at < x.back_members.size()) return x.back_members[at];
+    if (at < x.back_members.size()) return x.back_members[at].flow;
     at -= x.back_members.size();
   }
   return -1;
@@ -367,15 +364,11 @@ void FluidNetwork::rebalance_route(int f, double now) {
 }
 
 void FluidNetwork::leave(int l, bool back, int slot) {
-  std::vector<int>& members = back ? links_[l].back_members : links_[l].members;
-  const int moved = members.back();
+  std::vector<Member>& members = back ? links_[l].back_members : links_[l].members;
+  const Member moved = members.back();
   members[slot] = moved;
   members.pop_back();
-  const Flow& m = flows_[moved];
-  const int* hops = this->hops(moved);
-  int* slots = this->slots(moved);
-  for (int i = back ? m.forward_count : 0; i < (back ? m.total() : m.forward_count); ++i)
-    if (hops[i] == l) slots[i] = slot;
+  this->slot(moved.flow, moved.hop) = slot;
 }
 
 void FluidNetwork::activate(int f, double now) {
@@ -388,16 +381,15 @@ void FluidNetwork::activate(int f, double now) {
     return;
   }
   const int* hops = this->hops(f);
-  int* slots = this->slots(f);
   ++active_;
   for (int i = 0; i < fl.total(); ++i) {
     Link& l = links_[hops[i]];
     const bool forward = i < fl.forward_count;
     advance(l, now);
     l.all_weight += (forward ? 1.0 : kCrossTraffic) * fl.weight;
-    std::vector<int>& members = forward ? l.members : l.back_members;
-    slots[i] = static_cast<int>(members.size());
-    members.push_back(f);
+    std::vector<Member>& members = forward ? l.members : l.back_members;
+    slot(f, i) = static_cast<int>(members.size());
+    members.push_back({f, i});
   }
   serve_at(f, pick_bottleneck(f), size / fl.weight, now);
   for (int i = 0; i < fl.total(); ++i) touch(hops[i]);
@@ -423,7 +415,7 @@ void FluidNetwork::finish(int f, double now) {
     for (int i = 0; i < fl.total(); ++i) {
       const int l = hops[i];
       const double c = i < fl.forward_count ? 1.0 : kCrossTraffic;
-      leave(l, i >= fl.forward_count, slots(f)[i]);
+      leave(l, i >= fl.forward_count, slot(f, i));
       drop(links_[l], c * fl.weight, home(l) == fl.bottleneck ? 0.0 : c * fl.rate);
     }
     fl.bottleneck = -1;
