@@ -146,6 +146,7 @@ class FluidNetwork {
     int served = 0;       // the flows it serves, where it is a resource
     int routes = 0;       // routes seen through it
     bool dirty = false;   // changed since its level was last set
+    bool listed = false;  // in solve_links_
     double virtual_time = 0.0, updated = 0.0;
     sg4::Link* link = nullptr;
     // The own flows' caps over their weights, each with its count (a few distinct values).
@@ -280,13 +281,15 @@ class FluidNetwork {
   int64_t since_solve_ = 0;  // flow events since the last exact solve
   int64_t solves_per_turnover_ = fluid::kSolvesPerTurnover;
   // The exact solve's scratch, kept between solves: each link's free capacity, weight and
-  // count of the flows not yet fixed and level; each flow's solve and the link that fixed it;
-  // the links crossed, the flows in the order fixed, and the heap of levels.
-  uint64_t solve_ = 0;
+  // count of the flows not yet fixed and level; the last solve that fixed each flow;
+  // the links crossed, the flows in the order fixed with the link that fixed each, and the
+  // heap of levels.
+  uint32_t solve_ = 0;
   std::vector<double> remaining_, usage_, solved_level_;
   std::vector<int> unfixed_;
-  std::vector<std::pair<uint64_t, int>> fixed_at_;
-  std::vector<int> solve_links_, solve_flows_;
+  std::vector<uint32_t> fixed_in_;
+  std::vector<int> solve_links_;  // every link a flow crosses, and some no flow crosses now
+  std::vector<std::pair<int, int>> solve_flows_;  // each with the link that fixed it
   std::vector<std::pair<double, int>> solve_heap_;
   uint64_t seq_ = 0;
   double wake_at_ = 0.0;  // when the model's actor next wakes by itself

@@ -69,7 +69,10 @@ void FluidNetwork::solve_exactly(double now) {
   // every flow crossing it at that level; then the next one. Fixing a flow below a link's
   // level only raises that level, so a link's entry in the heap is a bound from below: a link
   // popped above it goes back in at its level.
-  ++solve_;
+  if (++solve_ == 0) {  // the counter went round: no flow is marked fixed in this solve
+    std::fill(fixed_in_.begin(), fixed_in_.end(), 0);
+    solve_ = 1;
+  }
   const auto n = links_.size();
   if (remaining_.size() < n) {
     remaining_.resize(n);
@@ -77,19 +80,24 @@ void FluidNetwork::solve_exactly(double now) {
     solved_level_.resize(n);
     unfixed_.resize(n);
   }
-  if (fixed_at_.size() < flows_.size()) fixed_at_.resize(flows_.size(), {0, -1});
-  solve_links_.clear();
+  if (fixed_in_.size() < flows_.size()) fixed_in_.resize(flows_.size(), 0);
   solve_flows_.clear();
   solve_heap_.clear();
-  for (size_t l = 0; l < n; ++l) {
-    const Link& x = links_[l];
-    if (x.members.empty() && x.back_members.empty()) continue;
-    solve_links_.push_back(static_cast<int>(l));
+  // The links that flows cross: those listed since the last solve, less those left empty.
+  size_t kept = 0;
+  for (int l : solve_links_) {
+    Link& x = links_[l];
+    if (x.members.empty() && x.back_members.empty()) {
+      x.listed = false;
+      continue;
+    }
+    solve_links_[kept++] = l;
     remaining_[l] = x.capacity;
     usage_[l] = x.all_weight;
     unfixed_[l] = static_cast<int>(x.members.size() + x.back_members.size());
-    solve_heap_.emplace_back(x.capacity / x.all_weight, static_cast<int>(l));
+    solve_heap_.emplace_back(x.capacity / x.all_weight, l);
   }
+  solve_links_.resize(kept);
   const auto later = std::greater<>();
   std::make_heap(solve_heap_.begin(), solve_heap_.end(), later);
   while (!solve_heap_.empty()) {
@@ -105,9 +113,9 @@ void FluidNetwork::solve_exactly(double now) {
     }
     solved_level_[l] = level;
     auto fix = [&](int f) {
-      if (fixed_at_[f].first == solve_) return;
-      fixed_at_[f] = {solve_, l};
-      solve_flows_.push_back(f);
+      if (fixed_in_[f] == solve_) return;
+      fixed_in_[f] = solve_;
+      solve_flows_.emplace_back(f, l);
       const Flow& fl = flows_[f];
       const int* hops = this->hops(f);
       for (int i = 0; i < fl.total(); ++i) {
@@ -127,9 +135,8 @@ void FluidNetwork::solve_exactly(double now) {
     links_[l].through = 0.0;
   }
   int64_t moved = 0;
-  for (int f : solve_flows_) {
+  for (const auto& [f, at] : solve_flows_) {
     Flow& fl = flows_[f];
-    const int at = fixed_at_[f].second;
     fl.rate = std::min(solved_level_[at] * fl.weight, fl.cap);
     if (home(at) != fl.bottleneck) {
       ++moved;
@@ -385,6 +392,10 @@ void FluidNetwork::activate(int f, double now) {
   for (int i = 0; i < fl.total(); ++i) {
     Link& l = links_[hops[i]];
     const bool forward = i < fl.forward_count;
+    if (!l.listed) {
+      l.listed = true;
+      solve_links_.push_back(hops[i]);
+    }
     advance(l, now);
     l.all_weight += (forward ? 1.0 : kCrossTraffic) * fl.weight;
     std::vector<Member>& members = forward ? l.members : l.back_members;
