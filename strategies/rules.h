@@ -63,6 +63,8 @@ class BoundedStalenessRule : public UpdateRule {
 
  private:
   std::vector<int64_t> completed_;  // steps each worker has finished
+  int64_t slowest_ = 0;             // the fewest of them
+  int64_t at_slowest_ = 0;          // the workers that have finished that few
 };
 
 }  // namespace gbasim
