@@ -237,6 +237,19 @@ class FluidNetwork {
     fn(r);
     if (links_[r].twin >= 0) fn(links_[r].twin);
   }
+  // fn(r) for each resource of f's route and reverse route, once: a split-duplex link is on
+  // the route one way and on the reverse route the other.
+  template <class Fn>
+  void each_resource(int f, Fn fn) const {
+    const int* hops = this->hops(f);
+    const int total = flows_[f].total();
+    for (int i = 0; i < total; ++i) {
+      const int r = home(hops[i]);
+      bool seen = false;
+      for (int j = 0; j < i && !seen; ++j) seen = home(hops[j]) == r;
+      if (!seen) fn(r);
+    }
+  }
   void unserve(int f, double now);  // takes f off its bottleneck's resource
   // Serves `f` at link b from now, `left` of its size (times its penalty) to go.
   void serve_at(int f, int b, double left, double now);

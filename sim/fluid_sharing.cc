@@ -227,12 +227,7 @@ int FluidNetwork::pick_bottleneck(int f) const {
   double lowest = kNever;
   // A link of the reverse route can be the bottleneck too: SimGrid's max-min gives every flow
   // on a link the same share of it per unit of weight, whatever the flow consumes of it.
-  const int* hops = this->hops(f);
-  for (int i = 0; i < fl.total(); ++i) {
-    const int l = home(hops[i]);
-    bool seen = false;  // a split-duplex link is on the route one way and the reverse the other
-    for (int j = 0; j < i && !seen; ++j) seen = home(hops[j]) == l;
-    if (seen) continue;
+  each_resource(f, [&](int l) {
     const double s = level_with(f, l);
     // Among equal levels, the resource on more routes (a server's NIC rather than a worker's):
     // likelier to be the busier from now on.
@@ -241,7 +236,7 @@ int FluidNetwork::pick_bottleneck(int f) const {
       best = l;
       lowest = s;
     }
-  }
+  });
   // A flow moves only to a resource clearly busier than its own.
   if (fl.bottleneck >= 0 && level_with(f, fl.bottleneck) <= lowest * (1.0 + kTie))
     return fl.bottleneck;
@@ -358,16 +353,7 @@ void FluidNetwork::rebalance(int resource, double now) {
 }
 
 void FluidNetwork::rebalance_route(int f, double now) {
-  // Each resource once, though a split-duplex link is on the route one way and on the reverse
-  // route the other.
-  const int* hops = this->hops(f);
-  const int total = flows_[f].total();
-  for (int i = 0; i < total; ++i) {
-    const int r = home(hops[i]);
-    bool seen = false;
-    for (int j = 0; j < i && !seen; ++j) seen = home(hops[j]) == r;
-    if (!seen) rebalance(r, now);
-  }
+  each_resource(f, [&](int r) { rebalance(r, now); });
 }
 
 void FluidNetwork::leave(int l, bool back, int slot) {

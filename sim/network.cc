@@ -65,10 +65,15 @@ void Box::put(void* payload, double bytes) {
 
 Transfer Box::put_async(void* payload, double bytes) {
   Transfer t;
-  if (mailbox_ != nullptr)
+  if (mailbox_ != nullptr) {
     t.comm_ = mailbox_->put_async(payload, bytes);
-  else
-    t.fluid_ = network_.fluid_->start(sg4::this_actor::get_host(), owner_, bytes, this, payload);
+    return t;
+  }
+  if (in_send_order_) {
+    sent_.push_back(Sent{payload, false});
+    payload = &sent_.back();
+  }
+  t.fluid_ = network_.fluid_->start(sg4::this_actor::get_host(), owner_, bytes, this, payload);
   return t;
 }
 
@@ -76,7 +81,7 @@ void Box::put_detached(void* payload, double bytes) {
   if (mailbox_ != nullptr)
     mailbox_->put_init(payload, bytes)->detach();
   else
-    network_.fluid_->start(sg4::this_actor::get_host(), owner_, bytes, this, payload);
+    put_async(payload, bytes);
 }
 
 Transfer Box::get_async(void** into) {
@@ -105,10 +110,23 @@ void* Box::get_payload() {
 bool Box::ready() const { return mailbox_ != nullptr ? mailbox_->ready() : !arrived_.empty(); }
 
 void Box::set_receiver(const sg4::ActorPtr& actor) {
-  if (mailbox_ != nullptr) mailbox_->set_receiver(actor);
+  if (mailbox_ != nullptr)
+    mailbox_->set_receiver(actor);
+  else
+    in_send_order_ = true;
 }
 
 void Box::deliver(void* payload) {
+  if (!in_send_order_) return hand_over(payload);
+  static_cast<Sent*>(payload)->arrived = true;
+  while (!sent_.empty() && sent_.front().arrived) {
+    void* first = sent_.front().payload;
+    sent_.pop_front();
+    hand_over(first);
+  }
+}
+
+void Box::hand_over(void* payload) {
   if (takers_.empty()) {
     arrived_.push_back(payload);
     return;

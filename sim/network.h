@@ -80,11 +80,14 @@ class Box {
   Transfer get_async(void** into);
   // A payload has arrived and waits to be taken.
   bool ready() const;
-  // SimGrid: payloads flow to `actor` before it asks (as a server's small messages do); the
-  // fluid model's boxes always take payloads in as they arrive.
+  // Payloads flow to `actor` before it asks (as a server's small messages do), and are handed
+  // over in the order they were sent, not the order they arrived: SimGrid's permanent mailbox
+  // does so, and the fluid model's box follows it, so that the two models differ in the flows'
+  // rates alone. (Without a receiver, the fluid model's box takes payloads in as they arrive.)
+  // Call it before anything is put into the box.
   void set_receiver(const sg4::ActorPtr& actor);
 
-  // The fluid model: a payload has arrived.
+  // The fluid model: a payload has arrived (what put_async gave start()).
   void deliver(void* payload);
 
  private:
@@ -93,8 +96,18 @@ class Box {
   Network& network_;
   sg4::Mailbox* mailbox_ = nullptr;  // simgrid
   sg4::Host* owner_;
-  std::deque<void*> arrived_;                            // fluid: not yet taken
+  void hand_over(void* payload);
+
+  std::deque<void*> arrived_;                          // fluid: not yet taken
   std::deque<std::shared_ptr<FluidActivity>> takers_;  // fluid: receives waiting
+  // Fluid, with a receiver set: the payloads in flight in the order they were sent (a deque
+  // keeps each one's place while others come and go).
+  struct Sent {
+    void* payload;
+    bool arrived;
+  };
+  bool in_send_order_ = false;
+  std::deque<Sent> sent_;
 };
 
 }  // namespace gbasim

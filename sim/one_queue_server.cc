@@ -91,9 +91,10 @@ class OneQueueServer : public Server {
   }
 
  private:
-  // The next message: the first to arrive, or (cluster.ps_service_seed k > 0) one of those
-  // that have arrived, at random, as an MPI server probing for any source gets them in an
-  // order that is not the order they arrived in.
+  // The next message: the first sent of those in the inbox, once it has arrived (the inbox
+  // hands them over in the order sent, as SimGrid's permanent mailbox does: Box::set_receiver),
+  // or (cluster.ps_service_seed k > 0) one of those handed over, at random, as an MPI server
+  // probing for any source gets them in an order of its transport's making.
   Arrival* next(Rng& pick) {
     if (training_.spec().cluster.ps_service_seed == 0) return inbox_.get<Arrival>();
     if (arrived_.empty()) arrived_.push_back(inbox_.get<Arrival>());

@@ -23,11 +23,12 @@ constexpr double kLatency = 1e-5;       // seconds a link
 
 // An engine with `hosts` hosts on a star, each on its own split-duplex link; SimGrid's default
 // network model unless `model` is given. With `rack` > 0, the first racks x rack hosts are in
-// racks of `rack`, each rack's hosts behind one more split-duplex link of `uplink` bytes/s.
+// racks of `rack`, each rack's hosts behind one more split-duplex link of `uplink` bytes/s, then
+// behind `trunks` more links that all racks share, of `trunk` bytes/s each.
 class Star {
  public:
   explicit Star(int hosts, const std::string& model = "", int racks = 0, int rack = 0,
-                double uplink = 0.0) {
+                double uplink = 0.0, int trunks = 0, double trunk = 0.0) {
     static int argc = 1;
     static char name[] = "network_test";
     static char* argv[] = {name, nullptr};
@@ -39,6 +40,10 @@ class Star {
     }
     auto* zone = sg4::create_star_zone("star");
     std::vector<sg4::Link*> uplinks;
+    for (int t = 0; t < trunks; ++t)
+      chain_.push_back(zone->create_split_duplex_link("trunk-" + std::to_string(t), trunk)
+                          ->set_latency(kLatency)
+                          ->seal());
     for (int r = 0; r < racks; ++r)
       uplinks.push_back(zone->create_split_duplex_link("rack-" + std::to_string(r), uplink)
                             ->set_latency(kLatency)
@@ -51,7 +56,10 @@ class Star {
                        ->seal();
       links_.push_back(link);
       std::vector<sg4::LinkInRoute> route{{link, sg4::LinkInRoute::Direction::UP}};
-      if (i < racks * rack) route.emplace_back(uplinks[i / rack], sg4::LinkInRoute::Direction::UP);
+      if (i < racks * rack) {
+        route.emplace_back(uplinks[i / rack], sg4::LinkInRoute::Direction::UP);
+        for (auto* t : chain_) route.emplace_back(t, sg4::LinkInRoute::Direction::UP);
+      }
       zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, route, true);
       hosts_.push_back(host);
     }
@@ -59,12 +67,13 @@ class Star {
   }
   sg4::Host* host(int i) const { return hosts_[i]; }
   sg4::Link* link(int i) const { return links_[i]; }
+  sg4::Link* trunk(int t) const { return chain_[t]; }
   void run() { engine_->run(); }
 
  private:
   std::unique_ptr<sg4::Engine> engine_;
   std::vector<sg4::Host*> hosts_;
-  std::vector<sg4::Link*> links_;
+  std::vector<sg4::Link*> links_, chain_;
 };
 
 // Flow i of `starts` leaves at its start (seconds after the pattern begins) with its bytes;
@@ -184,6 +193,28 @@ TEST(FluidNetwork, FlowsThroughOversubscribedRacksEndAsInSimGrid) {
   EXPECT_NEAR(fluid / simgrid, 1.0, 5e-3);
 }
 
+// The same behind a chain of four trunk links that all racks share, the second of them no
+// faster than a server's link: a flow crosses 7 links and, under cross-traffic, its reverse
+// route's 7, more than the 8 a flow holds in place, so its links and its places in their member
+// lists are kept in its book. The bottleneck moves between a server's link, a rack's uplink
+// and the trunk. The exact mode ends every flow when SimGrid does; the default ends close.
+TEST(FluidNetwork, FlowsOnRoutesLongerThanEightLinksEndAsInSimGrid) {
+  const int racks = 4, rack = 8, workers = racks * rack;
+  Star star(workers + 2, "", racks, rack, kBandwidth / 3, 4, 2 * kBandwidth);
+  star.trunk(1)->set_bandwidth(kBandwidth);
+  const auto flows = pulls_and_pushes(workers, 2e-4);
+  const auto took = under_both(star, flows);
+  double simgrid = 0.0, fluid = 0.0, exact = 0.0;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    simgrid += took[0][i];
+    fluid += took[1][i];
+    exact += took[2][i];
+    EXPECT_NEAR(took[2][i] / took[0][i], 1.0, 0.02) << i;
+  }
+  EXPECT_NEAR(exact / simgrid, 1.0, 5e-4);
+  EXPECT_NEAR(fluid / simgrid, 1.0, 5e-3);
+}
+
 // A link's bandwidth halved while a flow crosses it: the rest goes at half the rate.
 TEST(FluidNetwork, ABandwidthChangeMidFlowChangesItsRate) {
   Star star(2, "CM02");
@@ -225,6 +256,49 @@ TEST(FluidNetwork, ABoxHandsOverPayloadsInArrivalOrder) {
   sg4::Actor::create("large", star.host(2), [&] { box.put_detached(&second, 1e6); });
   star.run();
   EXPECT_EQ(got, (std::vector<int>{1, 2}));
+}
+
+// A box with a receiver set (a server's inbox) hands payloads over in the order they were sent,
+// not the order they arrived, under both models: SimGrid's permanent mailbox does so, and the
+// fluid model follows it. A large payload sent first is taken before a small one sent after
+// it that arrives sooner; both are taken when the large one arrives. (Without a receiver, the
+// fluid model's box hands over in arrival order: the test above.)
+TEST(FluidNetwork, ABoxWithAReceiverHandsOverInTheOrderSent) {
+  Star star(3, "CM02");
+  Network simgrid(NetworkSolver::kSimGrid, star.host(0));
+  Network fluid(NetworkSolver::kFluid, star.host(0));
+  int large = 1, small = 2;
+  std::vector<std::vector<int>> got(2);
+  std::vector<std::vector<double>> at(2);
+  for (int model = 0; model < 2; ++model) {
+    Network& network = model == 0 ? simgrid : fluid;
+    auto box = std::make_shared<Box>(network, "inbox-" + std::to_string(model), star.host(0));
+    const double begin = model;  // one second apart
+    auto receiver = sg4::Actor::create("receiver", star.host(0), [&, box, model] {
+      for (int i = 0; i < 2; ++i) {
+        got[model].push_back(*box->get<int>());
+        at[model].push_back(sg4::Engine::get_clock() - model);
+      }
+    });
+    box->set_receiver(receiver);
+    sg4::Actor::create("large", star.host(1), [&, box, begin] {
+      sg4::this_actor::sleep_until(begin);
+      box->put(&large, 1e6);
+    });
+    sg4::Actor::create("small", star.host(2), [&, box, begin] {
+      sg4::this_actor::sleep_until(begin + 1e-5);
+      box->put(&small, 1e3);
+    });
+  }
+  star.run();
+  // The small payload shares the receiver's link with the large one while it crosses it.
+  const double large_arrives = 2 * kLatency + (1e6 + 1e3) / kBandwidth;
+  for (int model = 0; model < 2; ++model) {
+    EXPECT_EQ(got[model], (std::vector<int>{1, 2})) << model;
+    ASSERT_EQ(at[model].size(), 2u);
+    EXPECT_NEAR(at[model][0], large_arrives, 1e-9) << model;
+    EXPECT_NEAR(at[model][1], large_arrives, 1e-9) << model;
+  }
 }
 
 }  // namespace
