@@ -6,7 +6,10 @@ all-reduce under LV08 (SimGrid's default) and CM02, and the ring under LV08. Wri
 results/published-collectives/table.md: measured and simulated bus bandwidth, and whether they
 agree within 15%.
 
-Usage: scripts/published_collectives.py [GBASIM]   (default build/bin/gbasim)"""
+With --more, the same for the further published points of measured-more.csv (each source with
+its citation and hardware there), by source: writes table-more.md, with how many agree.
+
+Usage: scripts/published_collectives.py [--more] [GBASIM]   (default build/bin/gbasim)"""
 import csv
 import os
 import sys
@@ -35,6 +38,34 @@ PLATFORMS = {
     "1x8 A100 (OCI BM.GPU4.8)": ["training.workers=8"] + A100_BM_GPU4_8 + QUIET,
     "2x8 A100 (OCI BM.GPU4.8)": ["training.workers=16"] + A100_BM_GPU4_8 + QUIET,
 }
+# The platforms of measured-more.csv, by source key (its comments give each one's hardware).
+# H100 SXM: NVLink 4, 4.5e11 bytes/s each way a GPU, and PCIe 5.0 x16 to the NICs, 6.3e10, as
+# above; A100 SXM4: NVLink 3, 3e11, and PCIe 4.0 x16, 3.15e10, as above. The NICs: each
+# source's own description (AWS p5: 32 x 100 Gb/s EFAv2; p4d and p4de: 4 x 100 Gb/s EFA; the
+# Dell XE9680 and the other 400 Gb/s InfiniBand clusters: 8 x 400 Gb/s, the count assumed where
+# the source gives only the rate; OCI BM.GPU.H100.8: 16 RDMA ports of 200 Gb/s).
+H100 = ["cluster.gpus_per_node=8", "cluster.intra_node_bandwidth=4.5e11",
+        "cluster.gpu_nic_bandwidth=6.3e10"]
+A100 = ["cluster.gpus_per_node=8", "cluster.intra_node_bandwidth=3e11",
+        "cluster.gpu_nic_bandwidth=3.15e10"]
+
+
+def nics(count, bytes_per_s):
+    return [f"cluster.nics_per_node={count}", f"cluster.nic_bandwidth={bytes_per_s}"]
+
+
+EFA_P5, EFA_P4, IB_400, OCI_ROCE = nics(32, 1.25e10), nics(4, 1.25e10), nics(8, 5e10), nics(16, 2.5e10)
+MORE = {
+    "AWS_P5_2N": (16, H100 + EFA_P5), "AWS_P5_EKS_2N": (16, H100 + EFA_P5),
+    "AWS_P4DE_2N": (16, A100 + EFA_P4), "AWS_DLAMI_P4D_2N": (16, A100 + EFA_P4),
+    "AWS_EKS_P4D_2N": (16, A100 + EFA_P4), "OCI_H100_2N": (16, H100 + OCI_ROCE),
+    "NCT309_2N": (16, H100 + IB_400), "NCT309_4N": (32, H100 + IB_400),
+    "NCT309_GJ_2N": (16, H100 + IB_400), "NCT309_GJ_4N": (32, H100 + IB_400),
+    "NCT309_GJ_8N": (64, H100 + IB_400), "NCT309_GJ_8N_TUNED": (64, H100 + IB_400),
+    "NCT309_GJ_2N_RING": (16, H100 + IB_400), "NCT290_1N": (8, H100),
+    "AZ_NDH100V5_1N": (8, H100), "STAS_A100_1N": (8, A100), "GALV_A100_1N": (8, A100),
+    "AZ_NDA100V4_1N": (8, A100),
+}
 # gbasim's tree is a binary tree over every rank in heap order, not NCCL's (a chain in each
 # node, trees across nodes), and is left out here.
 VARIANTS = [("hierarchical", "LV08"), ("hierarchical", "CM02"), ("ring", "LV08")]
@@ -47,14 +78,32 @@ def simulate(gbasim, sets, sizes):
 
 
 def main():
-    gbasim = sys.argv[1] if len(sys.argv) > 1 else "build/bin/gbasim"
-    with open(os.path.join(FOLDER, "measured.csv")) as f:
+    args = [a for a in sys.argv[1:] if a != "--more"]
+    more = len(args) < len(sys.argv) - 1
+    gbasim = args[0] if args else "build/bin/gbasim"
+    name = "measured-more.csv" if more else "measured.csv"
+    with open(os.path.join(FOLDER, name)) as f:
         rows = list(csv.DictReader(l for l in f if not l.startswith("#")))
     header = "| setup | size (B) | measured busbw (GB/s) | " + " | ".join(
         f"gbasim {a}, {m} (GB/s)" for a, m in VARIANTS) + " | within 15% |"
     lines = [header, "|" + " --- |" * (4 + len(VARIANTS))]
-    for setup, platform in PLATFORMS.items():
-        mine = [r for r in rows if r["setup"] == setup]
+    platforms = PLATFORMS
+    if more:
+        unknown = sorted({r["source"] for r in rows} - set(MORE))
+        if unknown:
+            sys.exit(f"published_collectives.py: {name}: no platform for source {unknown}")
+        platforms = {}
+        for r in rows:
+            workers, sets = MORE[r["source"]]
+            platforms.setdefault((r["setup"], r["source"]),
+                                 [f"training.workers={workers}"] + sets + QUIET)
+    agree = {v: 0 for v in VARIANTS}
+    for setup, platform in platforms.items():
+        if more:
+            mine = [r for r in rows if (r["setup"], r["source"]) == setup]
+            setup = f"{setup[0]} [{setup[1]}]"
+        else:
+            mine = [r for r in rows if r["setup"] == setup]
         sizes = [int(r["bytes"]) for r in mine]
         simulated = {v: simulate(gbasim, platform + [f"cluster.allreduce={v[0]}",
                                                      f"cluster.network_model={v[1]}"], sizes)
@@ -64,11 +113,14 @@ def main():
             values = [simulated[v][i] for v in VARIANTS]
             close = [f"{a} {m}" for (a, m), x in zip(VARIANTS, values)
                      if abs(x - measured) <= TOLERANCE * measured]
+            for v, x in zip(VARIANTS, values):
+                agree[v] += abs(x - measured) <= TOLERANCE * measured
             lines.append(f"| {setup} | {r['bytes']} | {measured:.2f} | " +
                          " | ".join(f"{x:.2f}" for x in values) +
                          f" | {', '.join(close) if close else 'no'} |")
-    table = "\n".join(lines) + "\n"
-    write_text(os.path.join(FOLDER, "table.md"), table)
+    table = "\n".join(lines) + "\n\nWithin 15%, of " + str(len(rows)) + ": " + ", ".join(
+        f"{a} {m} {agree[(a, m)]}" for a, m in VARIANTS) + ".\n"
+    write_text(os.path.join(FOLDER, "table-more.md" if more else "table.md"), table)
     print(table)
 
 
