@@ -9,7 +9,10 @@
 namespace gbasim {
 
 namespace {
-constexpr EnumName<TablePlacement> kTablePlacementNames[] = {{TablePlacement::kWorkers, "workers"}, {TablePlacement::kServers, "servers"}, {TablePlacement::kReplicated, "replicated"}};
+constexpr EnumName<TablePlacement> kTablePlacementNames[] = {
+    {TablePlacement::kWorkers, "workers"},
+    {TablePlacement::kServers, "servers"},
+    {TablePlacement::kReplicated, "replicated"}};
 }  // namespace
 
 TablePlacement parse_table_placement(const std::string& name) {
@@ -17,7 +20,9 @@ TablePlacement parse_table_placement(const std::string& name) {
   return parse_enum(name, kTablePlacementNames);
 }
 
-std::string table_placement_name(TablePlacement placement) { return enum_name(placement, kTablePlacementNames); }
+std::string table_placement_name(TablePlacement placement) {
+  return enum_name(placement, kTablePlacementNames);
+}
 
 namespace {
 
@@ -52,9 +57,9 @@ double zipf_norm(int64_t rows, double skew) {
   for (int64_t i = exact; i >= 1; --i) sum += std::pow(static_cast<double>(i), -skew);
   if (rows > exact) {
     const double a = static_cast<double>(exact) + 0.5, b = static_cast<double>(rows) + 0.5;
-    sum += std::abs(skew - 1.0) < 1e-12 ? std::log(b / a)
-                                        : (std::pow(b, 1.0 - skew) - std::pow(a, 1.0 - skew)) /
-                                              (1.0 - skew);
+    sum += std::abs(skew - 1.0) < 1e-12
+               ? std::log(b / a)
+               : (std::pow(b, 1.0 - skew) - std::pow(a, 1.0 - skew)) / (1.0 - skew);
   }
   return sum;
 }
@@ -112,12 +117,11 @@ WorkloadSpec dlrm_dcnv2() {
   w.source =
       "MLPerf Training DLRM-DCNv2 reference, mlcommons/training recommendation_v2/torchrec_dlrm "
       "(docs/workload.md)";
-  const std::vector<int64_t> rows = {40000000, 39060,    17295,    7424,     20265,  3,
-                                     7122,     1543,     63,       40000000, 3067956, 405282,
-                                     10,       2209,     11938,    155,      4,       976,
-                                     14,       40000000, 40000000, 40000000, 590152,  12973,
-                                     108,      36};
-  const std::vector<double> hot = {3, 2, 1, 2, 6, 1,  1,   1,  1,  7, 3, 8, 1,
+  const std::vector<int64_t> rows = {
+      40000000, 39060,    17295,    7424,     20265,  3,     7122, 1543, 63,
+      40000000, 3067956,  405282,   10,       2209,   11938, 155,  4,    976,
+      14,       40000000, 40000000, 40000000, 590152, 12973, 108,  36};
+  const std::vector<double> hot = {3, 2, 1, 2, 6, 1, 1,  1,   1,  7,  3, 8, 1,
                                    6, 9, 5, 1, 1, 1, 12, 100, 27, 10, 3, 1, 1};
   for (size_t t = 0; t < rows.size(); ++t)
     w.tables.push_back({rows[t], 128, hot[t], kAssumedSkew, 1, true});
@@ -129,7 +133,7 @@ WorkloadSpec dlrm_dcnv2() {
                     {3456, 512, 3456},
                     {3456, 512, 3456},
                     {3456, 1024, 1024, 512, 256, 1}};
-  w.local_batch = 8192;  // the reference's global batch of 65,536 on 8 GPUs
+  w.local_batch = 8192;   // the reference's global batch of 65,536 on 8 GPUs
   w.optimizer_state = 1;  // Adagrad: one accumulator a weight
   w.placement = TablePlacement::kWorkers;
   return w;
@@ -145,10 +149,10 @@ WorkloadSpec wide_deep_outbrain() {
       "(docs/workload.md)";
   // (dim, rows, ids a sample): 11 request-level tables, then 5 item-level ones.
   const std::vector<std::vector<int64_t>> deep = {
-      {128, 300000, 1}, {19, 4, 1},     {128, 100000, 1}, {64, 4000, 1},  {64, 1000, 1},
-      {64, 2500, 1},    {64, 300, 1},   {64, 2000, 1},    {64, 350, 3},   {64, 10000, 3},
-      {64, 100, 3},     {128, 250000, 1}, {64, 2500, 1},  {64, 4000, 1},  {64, 1000, 1},
-      {128, 5000, 1}};
+      {128, 300000, 1}, {19, 4, 1},     {128, 100000, 1}, {64, 4000, 1},
+      {64, 1000, 1},    {64, 2500, 1},  {64, 300, 1},     {64, 2000, 1},
+      {64, 350, 3},     {64, 10000, 3}, {64, 100, 3},     {128, 250000, 1},
+      {64, 2500, 1},    {64, 4000, 1},  {64, 1000, 1},    {128, 5000, 1}};
   for (const auto& t : deep) {
     w.tables.push_back({t[1], t[0], static_cast<double>(t[2]), kAssumedSkew, 1, false});
     w.tables.push_back({t[1], 1, static_cast<double>(t[2]), kAssumedSkew, 1, false});  // wide
@@ -217,6 +221,57 @@ std::string text(const Json& j, const std::string& source, const std::string& ke
 constexpr int64_t kMaxWidth = 1'000'000'000;
 constexpr double kMaxFlops = 1e15;  // a petaflop a sample
 
+// workload.dense_layers: each layer's widths, [in, ..., out].
+std::vector<std::vector<int64_t>> parse_dense_layers(const Json& value, const std::string& source,
+                                                     const std::string& path) {
+  if (!value.is_array()) fail(source, path, "must be a list of layer width lists");
+  std::vector<std::vector<int64_t>> layers;
+  for (size_t m = 0; m < value.size(); ++m) {
+    const std::string at = path + "[" + std::to_string(m) + "]";
+    if (!value[m].is_array() || value[m].size() < 2)
+      fail(source, at, "must be a list of at least two widths ([in, ..., out])");
+    std::vector<int64_t> widths;
+    for (size_t k = 0; k < value[m].size(); ++k)
+      widths.push_back(
+          integer(value[m][k], source, at + "[" + std::to_string(k) + "]", 1, kMaxWidth));
+    layers.push_back(std::move(widths));
+  }
+  return layers;
+}
+
+// workload.tables: each table's rows, dimension, ids a sample, skew, count and bags.
+std::vector<WorkloadTable> parse_tables(const Json& value, const std::string& source,
+                                        const std::string& path) {
+  if (!value.is_array()) fail(source, path, "must be a list of table objects");
+  std::vector<WorkloadTable> tables;
+  for (size_t t = 0; t < value.size(); ++t) {
+    const std::string at = path + "[" + std::to_string(t) + "]";
+    if (!value[t].is_object()) fail(source, at, "must be an object");
+    WorkloadTable table;
+    for (const auto& [k, v] : value[t].items()) {
+      const std::string kp = at + "." + k;
+      if (k == "rows") {
+        table.rows = integer(v, source, kp, 1, int64_t{1} << 40);
+      } else if (k == "dim") {
+        table.dim = integer(v, source, kp, 1, 1 << 16);
+      } else if (k == "ids_per_sample") {
+        table.ids_per_sample = number(v, source, kp, 1e-6, 1e5);
+      } else if (k == "skew") {
+        table.skew = number(v, source, kp, 0.0, 4.0);
+      } else if (k == "count") {
+        table.count = integer(v, source, kp, 1, 100'000);
+      } else if (k == "fixed_bags") {
+        if (!v.is_boolean()) fail(source, kp, "must be true or false");
+        table.fixed_bags = v.get<bool>();
+      } else {
+        throw InputError::unknown_key(source, kp);
+      }
+    }
+    tables.push_back(table);
+  }
+  return tables;
+}
+
 }  // namespace
 
 WorkloadSpec parse_workload(const Json& j, const std::string& source) {
@@ -237,50 +292,13 @@ WorkloadSpec parse_workload(const Json& j, const std::string& source) {
     } else if (key == "source") {
       w.source = text(value, source, path);
     } else if (key == "dense_layers") {
-      if (!value.is_array()) fail(source, path, "must be a list of layer width lists");
-      w.dense_layers.clear();
-      for (size_t m = 0; m < value.size(); ++m) {
-        const std::string at = path + "[" + std::to_string(m) + "]";
-        if (!value[m].is_array() || value[m].size() < 2)
-          fail(source, at, "must be a list of at least two widths ([in, ..., out])");
-        std::vector<int64_t> widths;
-        for (size_t k = 0; k < value[m].size(); ++k)
-          widths.push_back(
-              integer(value[m][k], source, at + "[" + std::to_string(k) + "]", 1, kMaxWidth));
-        w.dense_layers.push_back(std::move(widths));
-      }
+      w.dense_layers = parse_dense_layers(value, source, path);
     } else if (key == "dense_extra_params") {
       w.dense_extra_params = integer(value, source, path, 0, int64_t{1} << 50);
     } else if (key == "flops_per_sample") {
       w.flops_per_sample = number(value, source, path, 0.0, kMaxFlops);
     } else if (key == "tables") {
-      if (!value.is_array()) fail(source, path, "must be a list of table objects");
-      w.tables.clear();
-      for (size_t t = 0; t < value.size(); ++t) {
-        const std::string at = path + "[" + std::to_string(t) + "]";
-        if (!value[t].is_object()) fail(source, at, "must be an object");
-        WorkloadTable table;
-        for (const auto& [k, v] : value[t].items()) {
-          const std::string kp = at + "." + k;
-          if (k == "rows") {
-            table.rows = integer(v, source, kp, 1, int64_t{1} << 40);
-          } else if (k == "dim") {
-            table.dim = integer(v, source, kp, 1, 1 << 16);
-          } else if (k == "ids_per_sample") {
-            table.ids_per_sample = number(v, source, kp, 1e-6, 1e5);
-          } else if (k == "skew") {
-            table.skew = number(v, source, kp, 0.0, 4.0);
-          } else if (k == "count") {
-            table.count = integer(v, source, kp, 1, 100'000);
-          } else if (k == "fixed_bags") {
-            if (!v.is_boolean()) fail(source, kp, "must be true or false");
-            table.fixed_bags = v.get<bool>();
-          } else {
-            throw InputError::unknown_key(source, kp);
-          }
-        }
-        w.tables.push_back(table);
-      }
+      w.tables = parse_tables(value, source, path);
     } else if (key == "local_batch") {
       w.local_batch = integer(value, source, path, 0, 100'000'000);
     } else if (key == "optimizer_state") {
@@ -338,7 +356,8 @@ nlohmann::ordered_json workload_to_json(const WorkloadSpec& w) {
 Workload::Workload(WorkloadSpec spec) : spec_(std::move(spec)) {
   dense_params_ = spec_.dense_extra_params;
   for (const auto& widths : spec_.dense_layers)
-    for (size_t k = 1; k < widths.size(); ++k) dense_params_ += widths[k - 1] * widths[k] + widths[k];
+    for (size_t k = 1; k < widths.size(); ++k)
+      dense_params_ += widths[k - 1] * widths[k] + widths[k];
   flops_per_sample_ = spec_.flops_per_sample > 0.0 ? spec_.flops_per_sample
                                                    : 6.0 * static_cast<double>(dense_params_);
 }
@@ -375,10 +394,9 @@ const Workload::Rows& Workload::distinct(int64_t samples) const {
   Rows r;
   for (const WorkloadTable& t : spec_.tables) {
     const auto n = static_cast<double>(samples);
-    const double d =
-        static_cast<double>(t.count) *
-        (t.fixed_bags ? expected_distinct_bags(t.rows, t.skew, n, t.ids_per_sample)
-                      : expected_distinct(t.rows, t.skew, n * t.ids_per_sample));
+    const double d = static_cast<double>(t.count) *
+                     (t.fixed_bags ? expected_distinct_bags(t.rows, t.skew, n, t.ids_per_sample)
+                                   : expected_distinct(t.rows, t.skew, n * t.ids_per_sample));
     r.rows += d;
     r.values += d * static_cast<double>(t.dim);
   }

@@ -192,6 +192,10 @@ class FluidNetwork {
   // Max-min by progressive filling over every flow in flight, as SimGrid's solver computes it;
   // each flow moves to the resource of the link that fixed it, at that link's level.
   void solve_exactly(double now);
+  // Its two halves: max-min by progressive filling (solve_flows_: each flow with the link that
+  // fixed it), then each flow served where it was fixed; returns the flows that moved.
+  void fill_progressively();
+  int64_t apply_solve(double now);
   // A flow's shared links (its route's, then its reverse route's) and its places among their
   // members.
   const int* hops(int f) const {

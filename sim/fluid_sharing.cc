@@ -64,6 +64,18 @@ void FluidNetwork::flush(double now) {
 }
 
 void FluidNetwork::solve_exactly(double now) {
+  fill_progressively();
+  const int64_t moved = apply_solve(now);
+  // Where the looks kept the bottlenecks (fewer than 1 flow in 100 moved), solve half as
+  // often; where they did not (more than 1 in 20), twice as often.
+  const auto flows = static_cast<int64_t>(solve_flows_.size());
+  if (100 * moved < flows)
+    solves_per_turnover_ = std::max(kFewestSolvesPerTurnover, solves_per_turnover_ / 2);
+  if (20 * moved > flows)
+    solves_per_turnover_ = std::min(kSolvesPerTurnover, 2 * solves_per_turnover_);
+}
+
+void FluidNetwork::fill_progressively() {
   // Progressive filling, as SimGrid's max-min solver does it: the link of the lowest level
   // (free capacity over the weights of the flows not yet fixed) saturates first and fixes
   // every flow crossing it at that level; then the next one. Fixing a flow below a link's
@@ -128,6 +140,9 @@ void FluidNetwork::solve_exactly(double now) {
     for (const Member& m : links_[l].members) fix(m.flow);
     for (const Member& m : links_[l].back_members) fix(m.flow);
   }
+}
+
+int64_t FluidNetwork::apply_solve(double now) {
   // Each flow to the resource of the link that fixed it, at that link's level; the through
   // loads set again from the rates.
   for (int l : solve_links_) {
@@ -152,13 +167,7 @@ void FluidNetwork::solve_exactly(double now) {
   for (int l : solve_links_) links_[home(l)].dirty = true;
   for (int l : solve_links_)
     if (links_[home(l)].dirty) relevel(home(l), now);
-  // Where the looks kept the bottlenecks (fewer than 1 flow in 100 moved), solve half as
-  // often; where they did not (more than 1 in 20), twice as often.
-  const auto flows = static_cast<int64_t>(solve_flows_.size());
-  if (100 * moved < flows)
-    solves_per_turnover_ = std::max(kFewestSolvesPerTurnover, solves_per_turnover_ / 2);
-  if (20 * moved > flows)
-    solves_per_turnover_ = std::min(kSolvesPerTurnover, 2 * solves_per_turnover_);
+  return moved;
 }
 
 void FluidNetwork::relevel(int index, double now) {

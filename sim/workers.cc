@@ -85,82 +85,18 @@ Workers::StepEnd Workers::take_step(int w, int64_t step) {
   return StepEnd::kDone;
 }
 
-// The rows' exchange before the compute (all_to_all: the ids to their owners, the vectors
-// back; hybrid: the pull from the shards), the compute, the rows' exchange after it (the
-// all-gather, or the row gradients to their owners or the shards), the all-reduce of the dense
-// gradient, local optimizer work, then the step.
+// The rows' exchange before the compute, the compute, the rows' exchange after it with the
+// all-reduce of the dense gradient, local optimizer work, then the step.
 void Workers::sync_step(int w, int64_t step, const Admission& admission) {
   Gradient grad;
   training_.next_gradient(w, grad);
-  const EmbeddingExchange exchange = training_.spec().cluster.embedding_exchange;
-  const StepSizes& sizes = training_.sizes();
-  // The collectives are those of w's pool, w its rank i there.
-  const int pool = training_.pool_of(w);
-  const int i = w - training_.pools()[pool].first;
-  const int n = training_.pools()[pool].workers;
-  Collectives& collectives = collectives_[pool];
-  std::vector<double>& sparse_bytes = sparse_bytes_[pool];
-  std::vector<std::vector<double>>& lookups = lookups_[pool];
-  // Bytes of w's rows by owner (a worker, or a server shard): ids, vectors and gradients
-  // (sizes.h: the proxy's rows, 8 bytes an id and 4 a value, or the workload's).
-  const int owners = exchange == EmbeddingExchange::kHybrid
-                         ? static_cast<int>(cluster_.servers().size())
-                         : n;
-  const bool gather = exchange == EmbeddingExchange::kAllGather;
-  const RowsByOwner counts = sizes.rows(grad, gather ? 1 : owners);
-  const bool to_workers = exchange == EmbeddingExchange::kAllToAll;
-  const std::vector<double> ids =
-      gather       ? std::vector<double>{}
-      : to_workers ? sizes.all_to_all_ids(counts, grad)
-                   : owner_bytes(counts, 0, 0.0, sizes.id_bytes());
-  const std::vector<double> rows = to_workers
-                                       ? sizes.all_to_all_gradients(counts, grad)
-                                       : owner_bytes(counts, 0, sizes.value_bytes(), sizes.id_bytes());
-  if (gather) sparse_bytes[i] = total(rows);
-  double comm_s = 0.0;
-  auto timed = [&](const std::function<void()>& part) {
-    const double start = sg4::Engine::get_clock();
-    part();
-    comm_s += sg4::Engine::get_clock() - start;
-  };
-  if (exchange == EmbeddingExchange::kAllToAll && n > 1) {
-    timed([&] {
-      lookups[i] = sizes.all_to_all_vectors(counts, grad);  // the owners are the n workers
-      collectives.all_to_all(i, ids);
-      collectives.barrier();  // every worker's lookups are known and its ids have arrived
-      std::vector<double> answers(n);
-      for (int v = 0; v < n; ++v) answers[v] = lookups[v][i];
-      collectives.all_to_all(i, answers);
-      collectives.barrier();
-    });
-    training_.count_messages(3 * collectives.messages_per_all_to_all());  // and the gradients
-  } else if (exchange == EmbeddingExchange::kHybrid) {
-    timed([&] { exchange_with_servers(w, ids, owner_bytes(counts, 0, sizes.value_bytes(), 0.0)); });
-    training_.count_messages(3 * owners);  // with the push below
-  }
+  const SyncBytes bytes = sync_bytes(w, grad);
+  double comm_s = exchange_before(w, bytes, grad);
   // A worker that fails stalls the step until it is back and has computed it again.
   while (!spend_compute(w, step)) down(w);
-
-  const double dense = sizes.value_bytes() * static_cast<double>(sizes.dense_values());
-  if (n > 1 || exchange == EmbeddingExchange::kHybrid) {
-    timed([&] {
-      if (exchange == EmbeddingExchange::kAllGather) {
-        collectives.step(i, dense, sparse_bytes);
-      } else {
-        if (exchange == EmbeddingExchange::kAllToAll && n > 1) {
-          collectives.all_to_all(i, rows);
-          collectives.barrier();
-        } else if (exchange == EmbeddingExchange::kHybrid) {
-          exchange_with_servers(w, rows, {});
-          charge_servers(counts);
-        }
-        collectives.all_reduce(i, dense);
-      }
-    });
-    training_.count_messages(gather ? collectives.messages_per_step(i, dense)
-                                    : collectives.messages_per_all_reduce(i, dense));
-  }
+  comm_s += exchange_after(w, bytes);
   training_.stats(w).comm_s += comm_s;
+  const StepSizes& sizes = training_.sizes();
   cluster_.run_flops(training_.spec().cost.update_flops_per_value * sizes.updated_values(grad));
   // A timing-only update is never applied, and each worker's own optimizer work is charged
   // above: the step's sum needs the samples alone, not the union of every worker's rows.
@@ -173,6 +109,74 @@ void Workers::sync_step(int w, int64_t step, const Admission& admission) {
     move = training_.take_owed_move();
   }
   if (move) training_.move_model(*move, cluster_);  // the last gradient of the step before a switch
+}
+
+Workers::SyncBytes Workers::sync_bytes(int w, const Gradient& grad) {
+  SyncBytes b;
+  b.exchange = training_.spec().cluster.embedding_exchange;
+  const StepSizes& sizes = training_.sizes();
+  // The collectives are those of w's pool, w its rank i there.
+  b.pool = training_.pool_of(w);
+  b.i = w - training_.pools()[b.pool].first;
+  b.n = training_.pools()[b.pool].workers;
+  b.owners =
+      b.exchange == EmbeddingExchange::kHybrid ? static_cast<int>(cluster_.servers().size()) : b.n;
+  const bool gather = b.exchange == EmbeddingExchange::kAllGather;
+  b.counts = sizes.rows(grad, gather ? 1 : b.owners);
+  const bool to_workers = b.exchange == EmbeddingExchange::kAllToAll;
+  b.ids = gather       ? std::vector<double>{}
+          : to_workers ? sizes.all_to_all_ids(b.counts, grad)
+                       : owner_bytes(b.counts, 0, 0.0, sizes.id_bytes());
+  b.rows = to_workers ? sizes.all_to_all_gradients(b.counts, grad)
+                      : owner_bytes(b.counts, 0, sizes.value_bytes(), sizes.id_bytes());
+  if (gather) sparse_bytes_[b.pool][b.i] = total(b.rows);
+  return b;
+}
+
+double Workers::exchange_before(int w, const SyncBytes& b, const Gradient& grad) {
+  const double start = sg4::Engine::get_clock();
+  const StepSizes& sizes = training_.sizes();
+  Collectives& collectives = collectives_[b.pool];
+  if (b.exchange == EmbeddingExchange::kAllToAll && b.n > 1) {
+    std::vector<std::vector<double>>& lookups = lookups_[b.pool];
+    lookups[b.i] = sizes.all_to_all_vectors(b.counts, grad);  // the owners are the n workers
+    collectives.all_to_all(b.i, b.ids);
+    collectives.barrier();  // every worker's lookups are known and its ids have arrived
+    std::vector<double> answers(b.n);
+    for (int v = 0; v < b.n; ++v) answers[v] = lookups[v][b.i];
+    collectives.all_to_all(b.i, answers);
+    collectives.barrier();
+    training_.count_messages(3 * collectives.messages_per_all_to_all());  // and the gradients
+  } else if (b.exchange == EmbeddingExchange::kHybrid) {
+    exchange_with_servers(w, b.ids, owner_bytes(b.counts, 0, sizes.value_bytes(), 0.0));
+    training_.count_messages(3 * b.owners);  // with the push below
+  }
+  return sg4::Engine::get_clock() - start;
+}
+
+double Workers::exchange_after(int w, const SyncBytes& b) {
+  if (b.n <= 1 && b.exchange != EmbeddingExchange::kHybrid) return 0.0;
+  const double start = sg4::Engine::get_clock();
+  const StepSizes& sizes = training_.sizes();
+  Collectives& collectives = collectives_[b.pool];
+  const double dense = sizes.value_bytes() * static_cast<double>(sizes.dense_values());
+  if (b.exchange == EmbeddingExchange::kAllGather) {
+    collectives.step(b.i, dense, sparse_bytes_[b.pool]);
+  } else {
+    if (b.exchange == EmbeddingExchange::kAllToAll && b.n > 1) {
+      collectives.all_to_all(b.i, b.rows);
+      collectives.barrier();
+    } else if (b.exchange == EmbeddingExchange::kHybrid) {
+      exchange_with_servers(w, b.rows, {});
+      charge_servers(b.counts);
+    }
+    collectives.all_reduce(b.i, dense);
+  }
+  const double waited = sg4::Engine::get_clock() - start;
+  training_.count_messages(b.exchange == EmbeddingExchange::kAllGather
+                               ? collectives.messages_per_step(b.i, dense)
+                               : collectives.messages_per_all_reduce(b.i, dense));
+  return waited;
 }
 
 void Workers::exchange_with_servers(int w, const std::vector<double>& to_servers,
@@ -198,10 +202,10 @@ void Workers::charge_servers(const RowsByOwner& rows) {
   std::vector<sg4::ExecPtr> work;
   for (size_t p = 0; p < servers.size(); ++p) {
     if (values[p] > 0.0) {
-      work.push_back(sg4::this_actor::exec_init(training_.spec().cost.update_flops_per_value *
-                                                values[p])
-                         ->set_host(servers[p])
-                         ->start());
+      work.push_back(
+          sg4::this_actor::exec_init(training_.spec().cost.update_flops_per_value * values[p])
+              ->set_host(servers[p])
+              ->start());
     }
   }
   for (auto& e : work) e->wait();
@@ -251,12 +255,11 @@ void Workers::down(int w) {
   const StragglerConfig& g = training_.spec().stragglers;
   if (++failures_in_a_row_[w] >= kFailuresInARow) {
     // It will never finish a step: end the run rather than fail forever.
-    training_.end_run("stalled", "worker " + std::to_string(w) + " failed " +
-                                     std::to_string(kFailuresInARow) +
-                                     " times in a row without finishing a step "
-                                     "(stragglers.failures.rate_per_s = " +
-                                     std::to_string(g.failure_rate_per_s) +
-                                     " is too high for its steps)");
+    training_.end_run("stalled",
+                      "worker " + std::to_string(w) + " failed " + std::to_string(kFailuresInARow) +
+                          " times in a row without finishing a step "
+                          "(stragglers.failures.rate_per_s = " +
+                          std::to_string(g.failure_rate_per_s) + " is too high for its steps)");
     sg4::this_actor::exit();
   }
   sg4::this_actor::sleep_for(g.failure_restart_s);

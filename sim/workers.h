@@ -1,6 +1,7 @@
 // The workers of a simulated run, one SimGrid actor each on its host, taking steps in the
 // mode in force at each admission: in a server mode admit, pull, compute, push; in sync
-// compute, then the all-reduce and the all-gather (sim/collectives.h). Co-located tenants share some hosts.
+// compute, then the all-reduce and the all-gather (sim/collectives.h). Co-located tenants share
+// some hosts.
 #pragma once
 
 #include <vector>
@@ -30,6 +31,21 @@ class Workers {
   // lost its batch and token (stragglers.failures); kStopped: the run has stopped.
   StepEnd take_step(int w, int64_t step);
   void sync_step(int w, int64_t step, const Admission& admission);
+  // What w moves in a sync step: its rank in its pool, and its rows' bytes by owner (a worker,
+  // or a server shard): ids, vectors and gradients (sizes.h).
+  struct SyncBytes {
+    int pool = 0, i = 0, n = 0, owners = 0;
+    EmbeddingExchange exchange = EmbeddingExchange::kAllToAll;
+    RowsByOwner counts;
+    std::vector<double> ids, rows;
+  };
+  SyncBytes sync_bytes(int w, const Gradient& grad);
+  // The rows' exchange before the compute (all_to_all: the ids to their owners, the vectors
+  // back; hybrid: the pull from the shards), and after it (the all-gather, or the row gradients
+  // to their owners or the shards) with the all-reduce of the dense gradient. Each returns the
+  // seconds it waited on the network.
+  double exchange_before(int w, const SyncBytes& b, const Gradient& grad);
+  double exchange_after(int w, const SyncBytes& b);
   // cluster.embedding_exchange "hybrid": w sends each server shard its bytes, then each shard
   // sends w its bytes (the shards' messages at once).
   void exchange_with_servers(int w, const std::vector<double>& to_servers,
@@ -58,8 +74,8 @@ class Workers {
   // By pool, all_to_all: the vector bytes each worker asks of each owner this step
   std::vector<std::vector<std::vector<double>>> lookups_;
   std::vector<RankSlowdown> rank_slowdowns_;  // shared machine: each worker's, as ranks sleep
-  std::vector<WorkerFailures> failures_;       // each worker's next failure
-  std::vector<int> failures_in_a_row_;         // since its last finished step
+  std::vector<WorkerFailures> failures_;      // each worker's next failure
+  std::vector<int> failures_in_a_row_;        // since its last finished step
 };
 
 }  // namespace gbasim

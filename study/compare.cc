@@ -15,11 +15,11 @@
 #include "base/error.h"
 #include "base/files.h"
 #include "base/stats.h"
+#include "experiment/json_file.h"
+#include "experiment/result.h"
 #include "study/compare.h"
 #include "study/sweep.h"
 #include "study/tune.h"
-#include "experiment/json_file.h"
-#include "experiment/result.h"
 
 extern char** environ;
 
@@ -90,11 +90,10 @@ void mode_rows(const std::vector<std::string>& modes, const std::map<std::string
     const Interval avg = gba ? paired(r.final_auc, gba->final_auc) : Interval{};
     const Interval wh = mean_interval(finite(r.worker_hours));
     const Interval sh = mean_interval(finite(r.server_core_hours));
-    const double speedup =
-        sync ? mean_interval(finite(sync->time_to_auc)).mean / t.mean : kNaN;
+    const double speedup = sync ? mean_interval(finite(sync->time_to_auc)).mean / t.mean : kNaN;
     const std::string reached = std::to_string(r.reached()) + "/" + std::to_string(seeds);
-    md << "| " << m << " | " << reached << " | " << text(t, "%.3g") << " | "
-       << fmt(speedup, "%.2f") << " | " << (m == "sync" ? "-" : text(tvs, "%.3g", true)) << " | "
+    md << "| " << m << " | " << reached << " | " << text(t, "%.3g") << " | " << fmt(speedup, "%.2f")
+       << " | " << (m == "sync" ? "-" : text(tvs, "%.3g", true)) << " | "
        << (m == "gba" ? "-" : text(tvg, "%.3g", true)) << " | " << text(a, "%.4f") << " | "
        << (m == "sync" ? "-" : text(avs, "%.4f", true)) << " | "
        << (m == "gba" ? "-" : text(avg, "%.4f", true)) << " | " << text(wh, "%.3g") << " | "
@@ -173,8 +172,7 @@ Recommendation recommend(const std::vector<std::string>& modes,
   for (const auto& m : modes) {
     const ModeRuns& r = runs.at(m);
     if (r.reached() != seeds) continue;
-    if (sync && m != "sync" && !(paired(r.final_auc, sync->final_auc).mean >= -tolerance))
-      continue;
+    if (sync && m != "sync" && !(paired(r.final_auc, sync->final_auc).mean >= -tolerance)) continue;
     const double t = mean_interval(finite(r.time_to_auc)).mean;
     if (t < best_time) {
       best_time = t;
@@ -194,11 +192,10 @@ Recommendation recommend(const std::vector<std::string>& modes,
     } else {
       why = pick + ": reaches AUC " + fmt(target, "%.4g") + " in " + fmt(best_time, "%.2f") +
             " s against sync's " +
-            (sync->reached() == seeds
-                 ? fmt(mean_interval(finite(sync->time_to_auc)).mean, "%.2f") + " s (paired " +
-                       text(tvs, "%.2f", true) + " s)"
-                 : std::to_string(sync->reached()) + "/" + std::to_string(seeds) +
-                       " seeds reaching it") +
+            (sync->reached() == seeds ? fmt(mean_interval(finite(sync->time_to_auc)).mean, "%.2f") +
+                                            " s (paired " + text(tvs, "%.2f", true) + " s)"
+                                      : std::to_string(sync->reached()) + "/" +
+                                            std::to_string(seeds) + " seeds reaching it") +
             ", final AUC " + text(avs, "%.4f", true) + " against sync's (tolerance " +
             fmt(tolerance, "%.4g") + ")";
     }
@@ -229,11 +226,11 @@ Recommendation recommend(const std::vector<std::string>& modes,
   return {pick, why};
 }
 
-int run_comparison(CompareOptions o) {
-  const fs::path out = o.out;
-  fs::create_directories(out);
-  // Step 1: sync's learning rate.
-  std::string lr_source;
+namespace {
+
+// Step 1: sync's learning rate, tuned (into o.learning_rate) unless given. Returns where it
+// comes from, or nothing when the tuning was interrupted.
+std::optional<std::string> settle_learning_rate(CompareOptions& o, const fs::path& out) {
   if (!o.learning_rate && o.tune) {
     TuneOptions t;
     t.spec = o.spec;
@@ -244,50 +241,24 @@ int run_comparison(CompareOptions o) {
     t.seeds = o.tune_seeds;
     t.jobs = o.jobs;
     const std::optional<double> lr = tune_sync(t);
-    if (!lr) return 130;
+    if (!lr) return std::nullopt;
     o.learning_rate = lr;
-    lr_source = "tuned for sync by gbasim tune (" + t.fragment + ")";
-  } else if (o.learning_rate) {
-    lr_source = "given (--learning-rate)";
-  } else if (o.given_by_override) {
-    lr_source = "given by --with or --set";
-  } else {
-    lr_source = "the spec's own (--no-tune)";
+    return "tuned for sync by gbasim tune (" + t.fragment + ")";
   }
-  std::vector<std::string> fixed = o.overrides;
-  if (o.learning_rate) {
-    char text[48];
-    std::snprintf(text, sizeof text, "optimizer.learning_rate=%.17g", *o.learning_rate);
-    fixed.push_back(text);
-  }
-  const ExperimentSpec base = load_spec(o.spec, fixed);
+  if (o.learning_rate) return "given (--learning-rate)";
+  if (o.given_by_override) return "given by --with or --set";
+  return "the spec's own (--no-tune)";
+}
+
+// Step 3: the table, the recommendation, compare.md, compare.json and the figure.
+void write_comparison(const CompareOptions& o, const fs::path& out,
+                      const std::map<std::string, ModeRuns>& runs, const std::string& lr_source,
+                      const ExperimentSpec& base) {
   const double lr = base.optimizer.learning_rate;
   const double target = base.evaluation.target_auc;
-
-  // Step 2: every mode over the seeds, with the same settings.
-  SweepSpec sweep;
-  sweep.path = o.spec;
-  sweep.base = o.spec;
-  sweep.fixed = fixed;
-  SweepAxis axis{"training.mode", {}};
-  for (const auto& m : o.modes) axis.values.push_back(m);
-  sweep.axes.push_back(axis);
-  for (int s = 1; s <= o.seeds; ++s) sweep.seeds.push_back(static_cast<uint64_t>(s));
-  sweep.description = "gbasim compare of " + o.spec;
-  std::vector<SweepPoint> points = plan_sweep(sweep);
-  const std::vector<SweepPoint> planned = points;
-  std::cerr << "gbasim compare: " << o.modes.size() << " modes x " << o.seeds
-            << " seeds at learning rate " << fmt(lr, "%.4g") << "\n"
-            << "gbasim compare: " << timed_workload_line(base) << "\n";
-  const int status = run_points(sweep, std::move(points), out.string(), o.jobs);
-  if (status == 130) return 130;
-
-  std::map<std::string, ModeRuns> runs;
-  for (const auto& m : o.modes) runs[m] = read_mode(m, planned, out);
-
   std::ostringstream md;
-  md << "Spec `" << o.spec << "`, " << o.seeds << " paired seeds, learning rate "
-     << fmt(lr, "%.4g") << " (" << lr_source << "), target AUC " << fmt(target, "%.4g")
+  md << "Spec `" << o.spec << "`, " << o.seeds << " paired seeds, learning rate " << fmt(lr, "%.4g")
+     << " (" << lr_source << "), target AUC " << fmt(target, "%.4g")
      << ". Intervals: 95%, Student's t over the seeds; differences are paired by seed (the "
         "seeds where both reached the target, or both completed). \"reached\": the seeds that "
         "reached the target; time-to-AUC is their mean, resolved to the evaluation interval ("
@@ -316,6 +287,45 @@ int run_comparison(CompareOptions o) {
   draw_convergence(out, "gbasim compare");
   std::cerr << "gbasim compare: wrote " << (out / "compare.md").string() << " and "
             << (out / "compare.json").string() << "\n";
+}
+
+}  // namespace
+
+int run_comparison(CompareOptions o) {
+  const fs::path out = o.out;
+  fs::create_directories(out);
+  const std::optional<std::string> lr_source = settle_learning_rate(o, out);
+  if (!lr_source) return 130;
+  std::vector<std::string> fixed = o.overrides;
+  if (o.learning_rate) {
+    char text[48];
+    std::snprintf(text, sizeof text, "optimizer.learning_rate=%.17g", *o.learning_rate);
+    fixed.push_back(text);
+  }
+  const ExperimentSpec base = load_spec(o.spec, fixed);
+  const double lr = base.optimizer.learning_rate;
+
+  // Step 2: every mode over the seeds, with the same settings.
+  SweepSpec sweep;
+  sweep.path = o.spec;
+  sweep.base = o.spec;
+  sweep.fixed = fixed;
+  SweepAxis axis{"training.mode", {}};
+  for (const auto& m : o.modes) axis.values.push_back(m);
+  sweep.axes.push_back(axis);
+  for (int s = 1; s <= o.seeds; ++s) sweep.seeds.push_back(static_cast<uint64_t>(s));
+  sweep.description = "gbasim compare of " + o.spec;
+  std::vector<SweepPoint> points = plan_sweep(sweep);
+  const std::vector<SweepPoint> planned = points;
+  std::cerr << "gbasim compare: " << o.modes.size() << " modes x " << o.seeds
+            << " seeds at learning rate " << fmt(lr, "%.4g") << "\n"
+            << "gbasim compare: " << timed_workload_line(base) << "\n";
+  const int status = run_points(sweep, std::move(points), out.string(), o.jobs);
+  if (status == 130) return 130;
+
+  std::map<std::string, ModeRuns> runs;
+  for (const auto& m : o.modes) runs[m] = read_mode(m, planned, out);
+  write_comparison(o, out, runs, *lr_source, base);
   return status;
 }
 

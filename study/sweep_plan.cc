@@ -36,6 +36,30 @@ std::string set_text(const nlohmann::json& v) {
   return back.is_discarded() || back.is_string() ? v.get<std::string>() : v.dump();
 }
 
+// "axes": spec key -> its values, each listed once.
+std::vector<SweepAxis> parse_axes(const Json& value, const std::string& path) {
+  auto fail = [&](const std::string& key, const std::string& what) {
+    throw InputError(path + ": '" + key + "' " + what);
+  };
+  if (!value.is_object() || value.empty())
+    fail("axes", "must be an object: spec key -> list of values");
+  std::vector<SweepAxis> axes;
+  for (const auto& [k, v] : value.items()) {
+    if (!v.is_array() || v.empty()) fail("axes." + k, "must be a non-empty list of values");
+    SweepAxis axis{k, {}};
+    for (const auto& e : v) {
+      // By their text: clang finds nlohmann's == ambiguous under C++20's reversed operators.
+      const std::string text = e.dump();
+      if (std::any_of(axis.values.begin(), axis.values.end(),
+                      [&](const nlohmann::json& x) { return x.dump() == text; }))
+        fail("axes." + k, "lists the value " + text + " twice");
+      axis.values.push_back(nlohmann::json(e));
+    }
+    axes.push_back(std::move(axis));
+  }
+  return axes;
+}
+
 }  // namespace
 
 SweepSpec load_sweep(const std::string& path) {
@@ -60,21 +84,7 @@ SweepSpec load_sweep(const std::string& path) {
       if (!value.is_object()) fail(key, "must be an object of spec keys and values");
       for (const auto& [k, v] : value.items()) sweep.fixed.push_back(k + "=" + set_text(v));
     } else if (key == "axes") {
-      if (!value.is_object() || value.empty())
-        fail(key, "must be an object: spec key -> list of values");
-      for (const auto& [k, v] : value.items()) {
-        if (!v.is_array() || v.empty()) fail("axes." + k, "must be a non-empty list of values");
-        SweepAxis axis{k, {}};
-        for (const auto& e : v) {
-          // By their text: clang finds nlohmann's == ambiguous under C++20's reversed operators.
-          const std::string text = e.dump();
-          if (std::any_of(axis.values.begin(), axis.values.end(),
-                          [&](const nlohmann::json& x) { return x.dump() == text; }))
-            fail("axes." + k, "lists the value " + text + " twice");
-          axis.values.push_back(nlohmann::json(e));
-        }
-        sweep.axes.push_back(std::move(axis));
-      }
+      sweep.axes = parse_axes(value, path);
     } else if (key == "seeds") {
       if (!value.is_array() || value.empty()) fail(key, "must be a non-empty list of seeds");
       for (const auto& e : value) {
@@ -93,9 +103,12 @@ SweepSpec load_sweep(const std::string& path) {
       for (const auto& [k, v] : value.items()) {
         const std::string name = "slurm." + k;
         if (k == "partition" || k == "account" || k == "time" || k == "mem") {
-          if (!v.is_string() || v.get<std::string>().empty()) fail(name, "must be a non-empty string");
-          (k == "partition" ? s.partition : k == "account" ? s.account : k == "time" ? s.time : s.mem) =
-              v.get<std::string>();
+          if (!v.is_string() || v.get<std::string>().empty())
+            fail(name, "must be a non-empty string");
+          (k == "partition" ? s.partition
+           : k == "account" ? s.account
+           : k == "time"    ? s.time
+                            : s.mem) = v.get<std::string>();
         } else if (k == "options") {
           if (!v.is_array()) fail(name, "must be a list of sbatch arguments");
           for (const auto& o : v) {
@@ -219,9 +232,8 @@ std::vector<SweepPoint> plan_sweep(const SweepSpec& sweep) {
         where += (a ? ", " : "") + sweep.axes[a].key + "=" + value_text(p.values[a]);
       // An error of the base spec's file itself names the key that named it.
       const std::string what = e.what();
-      const std::string base_error = what.rfind(sweep.base + ":", 0) == 0 && e.key().empty()
-                                         ? " ('base')"
-                                         : "";
+      const std::string base_error =
+          what.rfind(sweep.base + ":", 0) == 0 && e.key().empty() ? " ('base')" : "";
       throw InputError(sweep.path + ": point " + where + ": " + what + base_error);
     }
     points.push_back(std::move(p));
