@@ -64,9 +64,10 @@ int run_collective(int argc, char** argv) {
       "gbasim collective --spec FILE [options]\n\n"
       "Times one collective on the spec's cluster (training.workers ranks, one a worker host;\n"
       "the all-reduce's cluster.allreduce and cluster.ring_model), at each size, as NVIDIA's\n"
-      "nccl-tests time NCCL's. Prints size, time, algorithm bandwidth (size / time) and bus\n"
+      "nccl-tests time NCCL's. Prints size, time, algorithm bandwidth (size / time), bus\n"
       "bandwidth (algorithm bandwidth x 2(n - 1) / n for an all-reduce, (n - 1) / n for the\n"
-      "others). SimGrid's --cfg=key:value and --log=... arguments are accepted too.\n\nOptions");
+      "others) and the algorithm modelled (with cluster.allreduce \"nccl\", the algorithm and\n"
+      "protocol NCCL's tuner picks, e.g. tree/LL128). SimGrid's --cfg=key:value and --log=... arguments are accepted too.\n\nOptions");
   desc.add_options()("help,h", "show this help")(
       "spec", po::value(&spec_path)->value_name("FILE"),
       "experiment spec (JSON; its cluster section is read, docs/spec.md)")(
@@ -103,15 +104,18 @@ int run_collective(int argc, char** argv) {
   std::printf("# %s on %d ranks (%s, %s ring model, %d per node)\n", collective_name(op).c_str(), n,
               allreduce_name(spec.cluster.allreduce).c_str(),
               ring_model_name(spec.cluster.ring_model).c_str(), spec.cluster.gpus_per_node);
-  std::printf("%14s %14s %14s %14s\n", "size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)");
+  std::printf("%14s %14s %14s %14s  %s\n", "size (B)", "time (us)", "algbw (GB/s)",
+              "busbw (GB/s)", "algorithm");
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const CollectiveTiming& t : timings) {
     const double algbw = t.bytes / t.time_s / 1e9;
-    std::printf("%14.0f %14.2f %14.3f %14.3f\n", t.bytes, t.time_s * 1e6, algbw, algbw * factor);
+    std::printf("%14.0f %14.2f %14.3f %14.3f  %s\n", t.bytes, t.time_s * 1e6, algbw,
+                algbw * factor, t.algorithm.c_str());
     rows.push_back({{"bytes", t.bytes},
                     {"time_s", t.time_s},
                     {"algbw_gb_s", algbw},
-                    {"busbw_gb_s", algbw * factor}});
+                    {"busbw_gb_s", algbw * factor},
+                    {"algorithm", t.algorithm}});
   }
   if (!out_path.empty()) {
     nlohmann::ordered_json doc = {{"op", collective_name(op)},

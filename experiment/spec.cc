@@ -92,7 +92,7 @@ Topology parse_topology(const std::string& name) {
 std::string topology_name(Topology topology) { return enum_name(topology, kTopologyNames); }
 
 namespace {
-constexpr EnumName<AllReduce> kAllReduceNames[] = {{AllReduce::kRing, "ring"}, {AllReduce::kHierarchical, "hierarchical"}, {AllReduce::kTree, "tree"}};
+constexpr EnumName<AllReduce> kAllReduceNames[] = {{AllReduce::kRing, "ring"}, {AllReduce::kHierarchical, "hierarchical"}, {AllReduce::kTree, "tree"}, {AllReduce::kNccl, "nccl"}};
 }  // namespace
 
 AllReduce parse_allreduce(const std::string& name) {
@@ -100,6 +100,21 @@ AllReduce parse_allreduce(const std::string& name) {
 }
 
 std::string allreduce_name(AllReduce algorithm) { return enum_name(algorithm, kAllReduceNames); }
+
+namespace {
+constexpr EnumName<GpuGeneration> kGpuGenerationNames[] = {{GpuGeneration::kVolta, "volta"}, {GpuGeneration::kAmpere, "ampere"}, {GpuGeneration::kHopper, "hopper"}};
+constexpr EnumName<CpuVendor> kCpuVendorNames[] = {{CpuVendor::kIntel, "intel"}, {CpuVendor::kAmd, "amd"}};
+}  // namespace
+
+GpuGeneration parse_gpu_generation(const std::string& name) {
+  return parse_enum(name, kGpuGenerationNames);
+}
+
+std::string gpu_generation_name(GpuGeneration gpu) { return enum_name(gpu, kGpuGenerationNames); }
+
+CpuVendor parse_cpu_vendor(const std::string& name) { return parse_enum(name, kCpuVendorNames); }
+
+std::string cpu_vendor_name(CpuVendor cpu) { return enum_name(cpu, kCpuVendorNames); }
 
 namespace {
 constexpr EnumName<EmbeddingExchange> kEmbeddingExchangeNames[] = {{EmbeddingExchange::kAllGather, "all_gather"}, {EmbeddingExchange::kAllToAll, "all_to_all"}, {EmbeddingExchange::kHybrid, "hybrid"}};

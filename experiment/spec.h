@@ -56,11 +56,21 @@ std::string topology_name(Topology topology);
 // Sync's all-reduce of the dense gradient (sim/collectives.h): one ring of every worker, or
 // NCCL's hierarchical one (reduce-scatter in the node, rings across nodes, all-gather in the
 // node), or NCCL's double binary tree (a reduce up and a broadcast down two trees, each
-// carrying half, pipelined in chunks).
-enum class AllReduce { kRing, kHierarchical, kTree };
-// "ring", "hierarchical", "tree"; throws InputError for anything else.
+// carrying half, pipelined in chunks), or NCCL's ring or tree as NCCL's tuner picks them
+// (sim/nccl_model.h).
+enum class AllReduce { kRing, kHierarchical, kTree, kNccl };
+// "ring", "hierarchical", "tree", "nccl"; throws InputError for anything else.
 AllReduce parse_allreduce(const std::string& name);
 std::string allreduce_name(AllReduce algorithm);
+// The GPUs and host CPUs of allreduce "nccl": NCCL's constants differ by them.
+enum class GpuGeneration { kVolta, kAmpere, kHopper };
+// "volta", "ampere", "hopper"; throws InputError for anything else.
+GpuGeneration parse_gpu_generation(const std::string& name);
+std::string gpu_generation_name(GpuGeneration gpu);
+enum class CpuVendor { kIntel, kAmd };
+// "intel", "amd"; throws InputError for anything else.
+CpuVendor parse_cpu_vendor(const std::string& name);
+std::string cpu_vendor_name(CpuVendor cpu);
 // How sync moves the embedding rows a step touches (sim/workers.h): every worker's rows to
 // every worker (a ring all-gather); the tables sharded over the workers, as TorchRec and
 // HugeCTR shard them (all-to-alls of the ids, the vectors and the row gradients); or the
@@ -133,6 +143,11 @@ struct ClusterSpec {
   double gpu_nic_bandwidth = 1.575e10;
   double gpu_nic_latency = 1e-6;  // seconds, an estimate
   int nics_per_node = 1;
+  // allreduce "nccl": the GPUs' generation (NCCL's NVLink rate and LL caps; Volta's, as the
+  // default intra_node_bandwidth is V100's) and the hosts' CPU vendor (NCCL's network post
+  // overhead and multi-node LL caps).
+  GpuGeneration gpu_generation = GpuGeneration::kVolta;
+  CpuVendor cpu_vendor = CpuVendor::kIntel;
   Topology topology = Topology::kStar;
   // topology "fat_tree": nodes (worker nodes, then one node a server shard) hang off leaf
   // switches of nodes_per_switch each; every leaf switch has nodes_per_switch /

@@ -23,13 +23,15 @@ TOLERANCE = 0.15
 # (NVIDIA's H100 datasheet), so 4.5e11 bytes/s each way; eight 200 Gb/s GPU NICs a VM (Google
 # Cloud's A3 Mega machine type), 2.5e10 bytes/s each; PCIe 5.0 x16 from each GPU to the NICs
 # (32 GT/s x 16 lanes x 128/130 = 63 GB/s); latencies are gbasim's defaults.
-H100_A3_MEGA = ["cluster.gpus_per_node=8", "cluster.nics_per_node=8", "cluster.nic_bandwidth=2.5e10",
+H100_A3_MEGA = ["cluster.gpus_per_node=8", "cluster.gpu_generation=hopper", "cluster.nics_per_node=8", "cluster.nic_bandwidth=2.5e10",
                 "cluster.intra_node_bandwidth=4.5e11", "cluster.gpu_nic_bandwidth=6.3e10"]
 # Oracle Cloud BM.GPU4.8: 8 A100-SXM4 on NVLink 3 through NVSwitch, 600 GB/s both ways a GPU
 # (NVIDIA's A100 datasheet), so 3e11 bytes/s each way; 16 x 100 Gb/s RoCE ports a node (the
 # measurement's own page), 1.25e10 bytes/s each; PCIe 4.0 x16 from each GPU to the NICs
-# (16 GT/s x 16 lanes x 128/130 = 31.5 GB/s); latencies are gbasim's defaults.
-A100_BM_GPU4_8 = ["cluster.gpus_per_node=8", "cluster.nics_per_node=16",
+# (16 GT/s x 16 lanes x 128/130 = 31.5 GB/s); latencies are gbasim's defaults. Its CPUs are
+# AMD EPYC 7542 (Oracle's BM.GPU4.8 shape description); A3 Mega's are Intel Sapphire Rapids
+# (Google Cloud's A3 machine series), the default cluster.cpu_vendor.
+A100_BM_GPU4_8 = ["cluster.gpus_per_node=8", "cluster.gpu_generation=ampere", "cluster.cpu_vendor=amd", "cluster.nics_per_node=16",
                   "cluster.nic_bandwidth=1.25e10", "cluster.intra_node_bandwidth=3e11",
                   "cluster.gpu_nic_bandwidth=3.15e10"]
 QUIET = ["stragglers.transient_rate_per_s=0"]
@@ -44,9 +46,9 @@ PLATFORMS = {
 # source's own description (AWS p5: 32 x 100 Gb/s EFAv2; p4d and p4de: 4 x 100 Gb/s EFA; the
 # Dell XE9680 and the other 400 Gb/s InfiniBand clusters: 8 x 400 Gb/s, the count assumed where
 # the source gives only the rate; OCI BM.GPU.H100.8: 16 RDMA ports of 200 Gb/s).
-H100 = ["cluster.gpus_per_node=8", "cluster.intra_node_bandwidth=4.5e11",
+H100 = ["cluster.gpus_per_node=8", "cluster.gpu_generation=hopper", "cluster.intra_node_bandwidth=4.5e11",
         "cluster.gpu_nic_bandwidth=6.3e10"]
-A100 = ["cluster.gpus_per_node=8", "cluster.intra_node_bandwidth=3e11",
+A100 = ["cluster.gpus_per_node=8", "cluster.gpu_generation=ampere", "cluster.intra_node_bandwidth=3e11",
         "cluster.gpu_nic_bandwidth=3.15e10"]
 
 
@@ -55,26 +57,34 @@ def nics(count, bytes_per_s):
 
 
 EFA_P5, EFA_P4, IB_400, OCI_ROCE = nics(32, 1.25e10), nics(4, 1.25e10), nics(8, 5e10), nics(16, 2.5e10)
+# The hosts' CPUs, for NCCL's constants (cluster.cpu_vendor; Intel is the default): AMD EPYC on
+# AWS p5 (7R13, AWS's P5 instance page), Azure ND A100 v4 (7V12, Azure's NDasrA100_v4 page) and
+# DGX A100 (7742, NVIDIA's DGX A100 datasheet); Intel Xeon on AWS p4d and p4de (8275CL), the
+# Dell XE9680, OCI BM.GPU.H100.8 and Azure ND H100 v5 (Sapphire Rapids), each its vendor's page.
+AMD = ["cluster.cpu_vendor=amd"]
 MORE = {
-    "AWS_P5_2N": (16, H100 + EFA_P5), "AWS_P5_EKS_2N": (16, H100 + EFA_P5),
+    "AWS_P5_2N": (16, H100 + EFA_P5 + AMD), "AWS_P5_EKS_2N": (16, H100 + EFA_P5 + AMD),
     "AWS_P4DE_2N": (16, A100 + EFA_P4), "AWS_DLAMI_P4D_2N": (16, A100 + EFA_P4),
     "AWS_EKS_P4D_2N": (16, A100 + EFA_P4), "OCI_H100_2N": (16, H100 + OCI_ROCE),
     "NCT309_2N": (16, H100 + IB_400), "NCT309_4N": (32, H100 + IB_400),
     "NCT309_GJ_2N": (16, H100 + IB_400), "NCT309_GJ_4N": (32, H100 + IB_400),
     "NCT309_GJ_8N": (64, H100 + IB_400), "NCT309_GJ_8N_TUNED": (64, H100 + IB_400),
     "NCT309_GJ_2N_RING": (16, H100 + IB_400), "NCT290_1N": (8, H100),
-    "AZ_NDH100V5_1N": (8, H100), "STAS_A100_1N": (8, A100), "GALV_A100_1N": (8, A100),
-    "AZ_NDA100V4_1N": (8, A100),
+    "AZ_NDH100V5_1N": (8, H100), "STAS_A100_1N": (8, A100), "GALV_A100_1N": (8, A100 + AMD),
+    "AZ_NDA100V4_1N": (8, A100 + AMD),
 }
 # gbasim's tree is a binary tree over every rank in heap order, not NCCL's (a chain in each
 # node, trees across nodes), and is left out here.
-VARIANTS = [("hierarchical", "LV08"), ("hierarchical", "CM02"), ("ring", "LV08")]
+# "nccl" is NCCL's ring or tree as its tuner picks them (sim/nccl_model.h), under CM02: LV08's
+# corrections are TCP's, and NCCL's latencies already hold the hardware's.
+VARIANTS = [("hierarchical", "LV08"), ("hierarchical", "CM02"), ("ring", "LV08"), ("nccl", "CM02")]
 
 
 def simulate(gbasim, sets, sizes):
     command = [gbasim, "collective", "--spec", "examples/demo.json",
                "--sizes", ",".join(str(s) for s in sizes)]
-    return [t["busbw_gb_s"] for t in run_json(command, sets, "published_collectives.py")["timings"]]
+    timings = run_json(command, sets, "published_collectives.py")["timings"]
+    return [t["busbw_gb_s"] for t in timings], [t["algorithm"] for t in timings]
 
 
 def main():
@@ -85,8 +95,8 @@ def main():
     with open(os.path.join(FOLDER, name)) as f:
         rows = list(csv.DictReader(l for l in f if not l.startswith("#")))
     header = "| setup | size (B) | measured busbw (GB/s) | " + " | ".join(
-        f"gbasim {a}, {m} (GB/s)" for a, m in VARIANTS) + " | within 15% |"
-    lines = [header, "|" + " --- |" * (4 + len(VARIANTS))]
+        f"gbasim {a}, {m} (GB/s)" for a, m in VARIANTS) + " | nccl's choice | within 15% |"
+    lines = [header, "|" + " --- |" * (5 + len(VARIANTS))]
     platforms = PLATFORMS
     if more:
         unknown = sorted({r["source"] for r in rows} - set(MORE))
@@ -110,13 +120,14 @@ def main():
                      for v in VARIANTS}
         for i, r in enumerate(mine):
             measured = float(r["busbw_gb_s"])
-            values = [simulated[v][i] for v in VARIANTS]
+            values = [simulated[v][0][i] for v in VARIANTS]
             close = [f"{a} {m}" for (a, m), x in zip(VARIANTS, values)
                      if abs(x - measured) <= TOLERANCE * measured]
             for v, x in zip(VARIANTS, values):
                 agree[v] += abs(x - measured) <= TOLERANCE * measured
             lines.append(f"| {setup} | {r['bytes']} | {measured:.2f} | " +
                          " | ".join(f"{x:.2f}" for x in values) +
+                         f" | {simulated[('nccl', 'CM02')][1][i]}" +
                          f" | {', '.join(close) if close else 'no'} |")
     table = "\n".join(lines) + "\n\nWithin 15%, of " + str(len(rows)) + ": " + ", ".join(
         f"{a} {m} {agree[(a, m)]}" for a, m in VARIANTS) + ".\n"

@@ -10,7 +10,9 @@
 namespace gbasim {
 
 namespace {
-constexpr EnumName<CollectiveOp> kCollectiveOpNames[] = {{CollectiveOp::kAllReduce, "allreduce"}, {CollectiveOp::kAllGather, "allgather"}, {CollectiveOp::kAllToAll, "alltoall"}};
+constexpr EnumName<CollectiveOp> kCollectiveOpNames[] = {{CollectiveOp::kAllReduce, "allreduce"},
+                                                         {CollectiveOp::kAllGather, "allgather"},
+                                                         {CollectiveOp::kAllToAll, "alltoall"}};
 }  // namespace
 
 CollectiveOp parse_collective(const std::string& name) {
@@ -32,7 +34,15 @@ std::vector<CollectiveTiming> time_collectives(const ExperimentSpec& spec, Colle
   const int n = spec.training.num_workers;
   Collectives collectives(cluster, spec.cluster, 0, n);
   std::vector<CollectiveTiming> timings;
-  for (double s : sizes) timings.push_back({s, 0.0});
+  for (double s : sizes) {
+    std::string algorithm = "ring";
+    if (op == CollectiveOp::kAllReduce) algorithm = collectives.all_reduce_name(s);
+    if (op == CollectiveOp::kAllToAll)
+      algorithm = resolve_ring_model(spec.cluster.all_to_all_model, n) == RingModel::kMessages
+                      ? "pairwise"
+                      : "aggregate";
+    timings.push_back({s, 0.0, algorithm});
+  }
   auto barrier = simgrid::s4u::Barrier::create(static_cast<unsigned>(n));
   for (int w = 0; w < n; ++w) {
     simgrid::s4u::Actor::create("rank-" + std::to_string(w), cluster.workers()[w].host, [&, w] {
@@ -40,7 +50,9 @@ std::vector<CollectiveTiming> time_collectives(const ExperimentSpec& spec, Colle
         barrier->wait();
         const double start = simgrid::s4u::Engine::get_clock();
         switch (op) {
-          case CollectiveOp::kAllReduce: collectives.all_reduce(w, t.bytes); break;
+          case CollectiveOp::kAllReduce:
+            collectives.all_reduce(w, t.bytes);
+            break;
           case CollectiveOp::kAllGather:
             collectives.all_gather(w, std::vector<double>(n, t.bytes / n));
             break;

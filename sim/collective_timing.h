@@ -22,6 +22,9 @@ struct CollectiveTiming {
   double bytes = 0.0;   // as nccl-tests count them: a rank's buffer (all-reduce), the gathered
                         // buffer (all-gather), a rank's send buffer (all-to-all)
   double time_s = 0.0;  // from the moment every worker starts to the moment the last ends
+  // What ran: the all-reduce's algorithm (Collectives::all_reduce_name), "ring" for the
+  // all-gather, "pairwise" or "aggregate" for the all-to-all.
+  std::string algorithm;
 };
 
 // Times `op` of each size on the spec's cluster (training.workers ranks, the all-reduce's

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace gbasim {
 
@@ -20,8 +21,8 @@ RingGroup::RingGroup(const Cluster& cluster, std::vector<int> workers, RingModel
     for (int i = 0; i < n; ++i) {
       std::vector<simgrid::s4u::Link*> links;
       double latency = 0.0;
-      cluster.workers()[workers_[i]].host->route_to(
-          cluster.workers()[workers_[(i + 1) % n]].host, links, &latency);
+      cluster.workers()[workers_[i]].host->route_to(cluster.workers()[workers_[(i + 1) % n]].host,
+                                                    links, &latency);
       latency_.push_back(latency);
     }
   }
@@ -90,6 +91,7 @@ Collectives::Collectives(const Cluster& cluster, const ClusterSpec& spec, int fi
       }
     }
   }
+  if (algorithm_ == AllReduce::kNccl) build_nccl_streams(spec);
   if (algorithm_ == AllReduce::kHierarchical) {
     const int m = n_ / g_;
     for (int k = 0; k < m; ++k)
@@ -101,9 +103,109 @@ Collectives::Collectives(const Cluster& cluster, const ClusterSpec& spec, int fi
   }
 }
 
+void Collectives::build_nccl_streams(const ClusterSpec& spec) {
+  const int m = n_ / g_;
+  nccl_job_ = {n_, m, spec.gpu_generation, spec.cpu_vendor};
+  const double nvlink = g_ > 1 ? nvlink_efficiency(spec.gpu_generation) : 1.0;
+  const double n = n_;
+  auto rank = [&](int node, int local) { return (node + m) % m * g_ + (local + g_) % g_; };
+  for (int w = 0; w < n_; ++w) {
+    const int k = w / g_, i = w % g_;
+    // Adds `share` to w's stream to worker `to` (one message a peer, over all channels).
+    auto add = [&](int a, int to, double share) {
+      if (to == w) return;
+      auto& mine = nccl_streams_[a];
+      for (size_t s = nccl_first_[a][w]; s < mine.size(); ++s) {
+        if (mine[s].to == to) {
+          mine[s].share += share;
+          return;
+        }
+      }
+      mine.push_back({to, share});
+    };
+    for (int a = 0; a < 2; ++a) nccl_first_[a].push_back(static_cast<int>(nccl_streams_[a].size()));
+    // The ring: g channels, channel c entering each node at its worker c + 1 and leaving it
+    // from worker c for worker c + 1 of the next node; each edge carries 2(n - 1)/n of the
+    // buffer over the channels.
+    const double ring = 2.0 * (n - 1.0) / n / g_;
+    for (int c = 0; c < g_; ++c) add(0, i == c ? rank(k + 1, i + 1) : rank(k, i + 1), ring);
+    // The tree: 2g channels, channel c on tree c / g with its head on worker c % g of every
+    // node, a chain from the head through the node (reduced up the chain, broadcast down it),
+    // the heads in NCCL's two binary trees over the nodes (heap order, the second mirrored);
+    // each channel carries 1/2g of the buffer up and down.
+    const double tree = 1.0 / (2.0 * g_);
+    for (int c = 0; c < 2 * g_; ++c) {
+      const int head = c % g_;
+      if (i != head) add(1, rank(k, i - 1), tree);                  // up the chain
+      if (i != (head - 1 + g_) % g_) add(1, rank(k, i + 1), tree);  // down it
+      if (i != head) continue;
+      const int r = c / g_ == 0 ? k : m - 1 - k;  // node k's place in the channel's tree
+      auto node = [&](int place) { return c / g_ == 0 ? place : m - 1 - place; };
+      if (r > 0) add(1, rank(node((r - 1) / 2), head), tree);
+      for (int child = 2 * r + 1; child <= 2 * r + 2 && child < m; ++child)
+        add(1, rank(node(child), head), tree);
+    }
+  }
+  // Each algorithm's busiest link and longest route on the platform as it starts.
+  const double factor = simgrid::config::get_value<double>("network/latency-factor");
+  for (int a = 0; a < 2; ++a) {
+    nccl_first_[a].push_back(static_cast<int>(nccl_streams_[a].size()));
+    std::map<simgrid::s4u::Link*, double> load;
+    for (int w = 0; w < n_; ++w) {
+      for (int s = nccl_first_[a][w]; s < nccl_first_[a][w + 1]; ++s) {
+        Stream& stream = nccl_streams_[a][s];
+        if (stream.to / g_ == w / g_) stream.share /= nvlink;
+        std::vector<simgrid::s4u::Link*> links;
+        double latency = 0.0;
+        cluster_.workers()[first_ + w].host->route_to(cluster_.workers()[first_ + stream.to].host,
+                                                      links, &latency);
+        nccl_route_latency_[a] = std::max(nccl_route_latency_[a], latency * factor);
+        for (simgrid::s4u::Link* link : links) load[link] += stream.share;
+      }
+    }
+    for (const auto& [link, bytes] : load)
+      nccl_seconds_per_byte_[a] =
+          std::max(nccl_seconds_per_byte_[a], bytes / link->get_bandwidth());
+  }
+}
+
+NcclChoice Collectives::nccl_choice(double bytes) const {
+  return nccl_choose(nccl_job_, bytes, nccl_seconds_per_byte_);
+}
+
+void Collectives::nccl_all_reduce(int w, double bytes) {
+  const NcclChoice choice = nccl_choice(bytes);
+  const int a = choice.algorithm == NcclAlgorithm::kRing ? 0 : 1;
+  const double efficiency = nccl_efficiency(choice.algorithm, choice.protocol, nccl_job_, bytes);
+  Network& network = cluster_.network();
+  barrier_->wait();  // a collective starts when its last rank calls it
+  const double start = simgrid::s4u::Engine::get_clock();
+  std::vector<Transfer> sends;
+  for (int s = nccl_first_[a][w]; s < nccl_first_[a][w + 1]; ++s) {
+    const Stream& stream = nccl_streams_[a][s];
+    sends.push_back(network.send(cluster_.workers()[first_ + w].host,
+                                 cluster_.workers()[first_ + stream.to].host,
+                                 bytes * stream.share / efficiency));
+  }
+  network.wait_all(sends);
+  barrier_->wait();  // every worker's bytes have arrived
+  // NCCL's bandwidth cap where it binds, and its latency beyond what the routes charged.
+  const double moved = simgrid::s4u::Engine::get_clock() - start;
+  const double cap = bytes / nccl_bandwidth_cap(choice.algorithm, choice.protocol, nccl_job_);
+  simgrid::s4u::this_actor::sleep_for(std::max(0.0, cap - moved) +
+                                      std::max(0.0, choice.latency_s - nccl_route_latency_[a]));
+}
+
+std::string Collectives::all_reduce_name(double bytes) const {
+  if (algorithm_ != AllReduce::kNccl || n_ < 2) return allreduce_name(algorithm_);
+  const NcclChoice c = nccl_choice(bytes);
+  return nccl_algorithm_name(c.algorithm) + "/" + nccl_protocol_name(c.protocol);
+}
+
 void Collectives::all_reduce(int w, double bytes) {
   if (n_ < 2) return;
   if (algorithm_ == AllReduce::kTree) return tree_all_reduce(w, bytes);
+  if (algorithm_ == AllReduce::kNccl) return nccl_all_reduce(w, bytes);
   if (algorithm_ == AllReduce::kRing) {
     all_.run(w, std::vector<double>(2 * (n_ - 1), bytes / n_));
     return;
@@ -120,7 +222,7 @@ void Collectives::tree_all_reduce(int w, double bytes) {
   constexpr int kWindow = 8;  // chunks a rank can take in ahead of its work (NCCL's 8 steps)
   const int chunks = tree_chunks(bytes);
   const double chunk = bytes / 2.0 / chunks;
-  static int token = 0;  // every chunk's payload: the receivers only count them
+  static int token = 0;    // every chunk's payload: the receivers only count them
   void* landed = nullptr;  // where the chunks land; nobody reads them
   Network& network = cluster_.network();
   std::vector<Transfer> sends;
@@ -226,6 +328,10 @@ int64_t Collectives::messages_per_all_reduce(int w, double bytes) const {
       edges += (r > 0) + (2 * r + 1 < n_) + (2 * r + 2 < n_);
     }
     return edges * tree_chunks(bytes);
+  }
+  if (algorithm_ == AllReduce::kNccl) {
+    const int a = nccl_choice(bytes).algorithm == NcclAlgorithm::kRing ? 0 : 1;
+    return nccl_first_[a][w + 1] - nccl_first_[a][w];
   }
   const int nodes = n_ / g_;
   return 2 * nodes_[0].messages(g_ - 1) + local_rank_[0].messages(2 * (nodes - 1));

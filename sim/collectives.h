@@ -14,6 +14,16 @@
 //   parent (a reduce), then takes it from its parent and sends it to its children (a
 //   broadcast), the chunks one after another, so that chunks pipeline up and down the trees;
 //   always a message a chunk and edge (no aggregate model).
+// - "nccl", NCCL's ring or tree, the algorithm and protocol picked by NCCL's tuner model
+//   (sim/nccl_model.h) from their latencies and the platform's bandwidth: NCCL pipelines a
+//   collective in chunks over many channels, so every edge of every channel carries its bytes
+//   at once, and each worker sends each peer one message of its bytes for that edge over all
+//   channels (the ring: g channels, each leaving a node of g workers by another worker, so that
+//   every worker sends 2(n - 1)/n x size x (g - 1)/g to the next worker of its node and the rest
+//   to a worker of the next node; the tree: a chain in each node and NCCL's two binary trees
+//   across nodes, over 2g channels, each with its head on another worker). The bytes are
+//   divided by the protocol's efficiency (and NVLink's, inside a node); the collective ends
+//   when every worker's bytes have arrived, plus what NCCL's latency exceeds the routes'.
 // Every ring is simulated in one of two models (cluster.ring_model):
 // - "messages": every pass a message to the next member, received from the previous one;
 // - "aggregate": the members meet at a barrier, then each sends the next one message of all
@@ -30,6 +40,7 @@
 
 #include "experiment/spec.h"
 #include "sim/cluster.h"
+#include "sim/nccl_model.h"
 
 namespace gbasim {
 
@@ -50,7 +61,7 @@ class RingGroup {
   Network& network_;
   std::vector<int> workers_;
   RingModel model_;
-  std::deque<Box> boxes_;  // member i's: it receives from the previous member
+  std::deque<Box> boxes_;             // member i's: it receives from the previous member
   simgrid::s4u::BarrierPtr barrier_;  // aggregate
   std::vector<double> latency_;       // aggregate: of each member's route to the next, raw
 };
@@ -82,8 +93,20 @@ class Collectives {
   // all-gather, or in the all-reduce alone.
   int64_t messages_per_step(int w, double dense_bytes) const;
   int64_t messages_per_all_reduce(int w, double bytes) const;
+  // What the all-reduce of `bytes` runs: "ring", "hierarchical", "tree", or for "nccl" the
+  // algorithm and protocol NCCL's tuner picks ("tree/LL128").
+  std::string all_reduce_name(double bytes) const;
 
  private:
+  // allreduce "nccl": a worker's stream to one peer, its bytes a byte of the buffer (NVLink's
+  // efficiency included inside a node).
+  struct Stream {
+    int to;
+    double share;
+  };
+  void build_nccl_streams(const ClusterSpec& spec);
+  NcclChoice nccl_choice(double bytes) const;
+  void nccl_all_reduce(int w, double bytes);
   void tree_all_reduce(int w, double bytes);
   int tree_chunks(double bytes) const;  // a tree's half of `bytes` in chunks
   const Cluster& cluster_;
@@ -91,13 +114,18 @@ class Collectives {
   AllReduce algorithm_;
   simgrid::s4u::BarrierPtr barrier_;
   double tree_chunk_bytes_;
-  RingModel ring_model_;  // resolved: messages or aggregate
+  RingModel ring_model_;        // resolved: messages or aggregate
   RingModel all_to_all_model_;  // resolved
-  std::deque<Box> tree_up_;    // tree t, rank r, child k: (t n + r) 2 + k
-  std::deque<Box> tree_down_;  // tree t, rank r: t n + r
+  std::deque<Box> tree_up_;     // tree t, rank r, child k: (t n + r) 2 + k
+  std::deque<Box> tree_down_;   // tree t, rank r: t n + r
   RingGroup all_;
   std::vector<RingGroup> nodes_;       // hierarchical: node k's workers
   std::vector<RingGroup> local_rank_;  // hierarchical: local rank i's workers on every node
+  NcclJob nccl_job_;
+  std::vector<Stream> nccl_streams_[2];  // [ring, tree][w]: w's streams
+  std::vector<int> nccl_first_[2];       // [a][w]: w's first stream in nccl_streams_[a]; size n + 1
+  double nccl_seconds_per_byte_[2] = {0.0, 0.0};  // the busiest link's load over its bandwidth
+  double nccl_route_latency_[2] = {0.0, 0.0};     // the longest stream route's, as charged
 };
 
 }  // namespace gbasim

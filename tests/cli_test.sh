@@ -126,7 +126,7 @@ check_spec_error '{"cluster": {"pools": [{"workers": 4, "local_batch": 64}]}, "t
 check_spec_error '{"cluster": {"pools": [{"workers": 4}]}, "training": {"switching": {"at_steps": [[5, "gba@2"]]}}}' "names pool 2, and there are 2"
 check_spec_error '{"training": {"switching": {"at_steps": [[5, "gba@x"]]}}}' "'training.switching.at_steps[0]' the pool after '@' must be a pool number, not 'x'"
 check_spec_error '{"cluster": {"embedding_exchange": "scatter"}}' "'cluster.embedding_exchange' must be \"all_gather\", \"all_to_all\" or \"hybrid\", not 'scatter'"
-check_spec_error '{"cluster": {"allreduce": "butterfly"}}' "'cluster.allreduce' must be \"ring\", \"hierarchical\" or \"tree\", not 'butterfly'"
+check_spec_error '{"cluster": {"allreduce": "butterfly"}}' "'cluster.allreduce' must be \"ring\", \"hierarchical\", \"tree\" or \"nccl\", not 'butterfly'"
 check_spec_error '{"cluster": {"tree_chunk_bytes": 0}}' "'cluster.tree_chunk_bytes' must lie in [1, 1e+12]"
 check_spec_error '{"cluster": {"gpus_per_node": 2}, "stragglers": {"network_rate_per_s": 1}}' "'stragglers.network_rate_per_s' slows a worker's own NIC"
 check_spec_error '{"cluster": {"roles": {"workers": ["a"]}}}' "'cluster.roles' names hosts of cluster.platform_xml, which is not given"

@@ -2,13 +2,15 @@
 """Each collective's simulated time against its alpha-beta formula under SimGrid's CM02 (plain
 latency + size / bandwidth, no cross-traffic), on small platforms built from the spec's cluster
 keys (`gbasim collective`): the ring all-reduce on a star, the hierarchical all-reduce on GPU
-nodes, the tree all-reduce in one chunk (and that its chunks pipeline), the all-to-all on a star, and the all-to-all on a fat-tree with and without
-oversubscription. Each must agree within 0.1%.
+nodes, the tree all-reduce in one chunk (and that its chunks pipeline), the all-to-all on a
+star, the all-to-all on a fat-tree with and without oversubscription, and NCCL's all-reduce
+(allreduce "nccl") where its tuner's pick is worked out by hand, which the run must name too.
+Each must agree within 0.1%.
 
 Usage: collective_times_test.py GBASIM DEMO_SPEC"""
 import sys
 
-from gbasim_run import collective_times
+from gbasim_run import collective_timings, collective_times
 
 TOLERANCE = 1e-3
 B, L = 3.125e9, 1e-5        # the NIC: bytes/s, seconds
@@ -62,6 +64,33 @@ def all_to_all_fat_tree(n, k, over, s):
     return max(n - 1, k * k / up) * (s / n) / B
 
 
+# allreduce "nccl" on H100s: NCCL's NVLink rate is 370.8 of the datasheet's 450 GB/s.
+NVLINK = 370.8 / 450
+
+
+def nccl_cases():
+    """(name, sets, size, algorithm, formula): NCCL's latency (v2.21.5-1, sim/nccl_model.cc),
+    or the streams' route latency where it is longer, plus the busiest link's bytes at its
+    rate over the protocol's efficiency."""
+    nccl = ["cluster.allreduce=nccl", "cluster.gpu_generation=hopper"]
+    one_node = ["training.workers=8", "cluster.gpus_per_node=8"] + nccl
+    ring = 2 * 7 / 8 / (BI * NVLINK)  # each GPU streams 2(n - 1)/n S to the next over NVLink
+    two_nodes = ["training.workers=8", "cluster.gpus_per_node=4"] + nccl
+    return [
+        # 64 KiB on one node: ring/LL, 6.6 + 14 x 0.6 us, half the link's rate.
+        ("nccl all-reduce, 1 node of 8, 64 KiB", one_node, 1 << 16, "ring/LL",
+         15.0e-6 + (1 << 16) * ring / 0.5),
+        # 1 GiB: ring/Simple, 8.4 + 14 x 3.4 us, the link's rate.
+        ("nccl all-reduce, 1 node of 8, 1 GiB", one_node, 1 << 30, "ring/Simple",
+         56.0e-6 + (1 << 30) * ring),
+        # 2 nodes of 4 behind one NIC each, 256 MiB: the tree, whose node sends S across where
+        # the ring sends 2(n - 1)/n S; LL128, 14 + 2 x (3 x 1.25 + 8.5) us, 0.92 x 120/128 of
+        # the NIC (Simple's correction at 2^22 lines of 64 bytes, 0.9, makes it slower).
+        ("nccl all-reduce, 2 nodes of 4, 256 MiB", two_nodes, 1 << 28, "tree/LL128",
+         38.5e-6 + (1 << 28) / B / (0.92 * 120 / 128)),
+    ]
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -98,6 +127,14 @@ def main():
             failures += not ok
             print(f"{'ok  ' if ok else 'FAIL'} {name}, {size} B: simulated {g * 1e3:.4f} ms, "
                   f"formula {w * 1e3:.4f} ms ({100 * error:+.4f}%)")
+    for name, sets, size, algorithm, want in nccl_cases():
+        row, = collective_timings(gbasim, spec, BASE + sets, "allreduce", [size])
+        error = (row["time_s"] - want) / want
+        ok = abs(error) <= TOLERANCE and row["algorithm"] == algorithm
+        failures += not ok
+        print(f"{'ok  ' if ok else 'FAIL'} {name}: {row['algorithm']} (want {algorithm}), "
+              f"simulated {row['time_s'] * 1e3:.4f} ms, formula {want * 1e3:.4f} ms "
+              f"({100 * error:+.4f}%)")
     # The tree's chunks pipeline: on 16 workers (5 levels), 64 KiB chunks must beat one chunk
     # by more than half (they take 13.0 against 35.0 ms at 16 MiB).
     tree16 = ["training.workers=16", "cluster.allreduce=tree"]
@@ -109,7 +146,7 @@ def main():
     failures += not ok
     print(f"{'ok  ' if ok else 'FAIL'} tree all-reduce, 16 workers, 16 MiB: 64 KiB chunks "
           f"{piped * 1e3:.3f} ms, one chunk {whole * 1e3:.3f} ms")
-    print(f"collective times: {failures} of {len(cases) * len(SIZES) + 1} outside "
+    print(f"collective times: {failures} of {len(cases) * len(SIZES) + len(nccl_cases()) + 1} outside "
           f"{100 * TOLERANCE:.1f}%")
     return 1 if failures else 0
 

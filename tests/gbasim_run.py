@@ -24,12 +24,16 @@ def run_summary(gbasim, spec, sets):
     return _output([gbasim, "run", "--spec", spec, "-q"], sets)["summary"]
 
 
-def collective_times(gbasim, spec, sets, op, sizes):
+def collective_timings(gbasim, spec, sets, op, sizes):
     """Runs `gbasim collective` of `op` at `sizes` (bytes) on `spec` with the overrides `sets`;
-    returns the simulated time of each size, in seconds."""
-    doc = _output([gbasim, "collective", "--spec", spec, "--op", op,
-                   "--sizes", ",".join(str(int(s)) for s in sizes)], sets)
-    return [t["time_s"] for t in doc["timings"]]
+    returns its rows (time_s, algorithm, ...), one a size."""
+    return _output([gbasim, "collective", "--spec", spec, "--op", op,
+                    "--sizes", ",".join(str(int(s)) for s in sizes)], sets)["timings"]
+
+
+def collective_times(gbasim, spec, sets, op, sizes):
+    """The simulated time of each size, in seconds (collective_timings)."""
+    return [t["time_s"] for t in collective_timings(gbasim, spec, sets, op, sizes)]
 
 
 def small_fm_spec(path, platforms, samples, workers, stragglers, evaluation):

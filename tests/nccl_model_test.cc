@@ -1,0 +1,92 @@
+// NCCL's tuner model (sim/nccl_model.h) against numbers worked out by hand from NCCL v2.21.5-1's
+// constants (results/published-collectives/nccl-constants.md).
+#include "sim/nccl_model.h"
+
+#include <gtest/gtest.h>
+
+namespace gbasim {
+namespace {
+
+constexpr double kUs = 1e-6;
+const NcclJob kOneNode{8, 1, GpuGeneration::kHopper, CpuVendor::kIntel};
+const NcclJob kTwoNodes{16, 2, GpuGeneration::kHopper, CpuVendor::kIntel};
+
+TEST(NcclModel, OneNodeLatenciesAreTheBaseAndAHopEachStep) {
+  // 8 ranks on NVLink, 14 ring steps: 6.6 + 14 x 0.6 (LL), 8.4 + 14 x 3.4 (Simple); the tree's
+  // chain of 7 hops up and down: 6.8 + 2 x 7 x 0.6.
+  EXPECT_NEAR(nccl_latency(NcclAlgorithm::kRing, NcclProtocol::kLL, kOneNode, 1e6), 15.0 * kUs,
+              1e-12);
+  EXPECT_NEAR(nccl_latency(NcclAlgorithm::kRing, NcclProtocol::kSimple, kOneNode, 1e6), 56.0 * kUs,
+              1e-12);
+  EXPECT_NEAR(nccl_latency(NcclAlgorithm::kTree, NcclProtocol::kLL, kOneNode, 1e6), 15.2 * kUs,
+              1e-12);
+}
+
+TEST(NcclModel, TheRingCrossesTheNetworkTwiceANodeAndPaysThePostOverhead) {
+  // 2 nodes of 8: 30 steps, 4 of them across at 2.7 us (LL), the other 26 at max(0.6, 1.0)
+  // for LL on an Intel host; Simple: 26 x max(3.4, 3.0) + 4 x 14, times the
+  // plateau's 1.4 above 64 bytes a channel and rank.
+  EXPECT_NEAR(nccl_latency(NcclAlgorithm::kRing, NcclProtocol::kLL, kTwoNodes, 1e6),
+              (6.6 + 26 * 1.0 + 4 * 2.7) * kUs, 1e-12);
+  EXPECT_NEAR(nccl_latency(NcclAlgorithm::kRing, NcclProtocol::kSimple, kTwoNodes, 1e6),
+              1.4 * (8.4 + 26 * 3.4 + 4 * 14.0) * kUs, 1e-12);
+  EXPECT_NEAR(nccl_latency(NcclAlgorithm::kRing, NcclProtocol::kSimple, kTwoNodes, 1024),
+              (8.4 + 26 * 3.4 + 4 * 14.0) * kUs, 1e-12);
+  // An AMD host's post overhead is 2 us, above LL's NVLink hop.
+  const NcclJob amd{16, 2, GpuGeneration::kHopper, CpuVendor::kAmd};
+  EXPECT_NEAR(nccl_latency(NcclAlgorithm::kRing, NcclProtocol::kLL, amd, 1e6),
+              (6.6 + 26 * 2.0 + 4 * 2.7) * kUs, 1e-12);
+}
+
+TEST(NcclModel, ProtocolsDeliverTheirShareOfTheLinks) {
+  EXPECT_DOUBLE_EQ(nccl_efficiency(NcclAlgorithm::kRing, NcclProtocol::kLL, kTwoNodes, 1e9), 0.5);
+  EXPECT_DOUBLE_EQ(nccl_efficiency(NcclAlgorithm::kRing, NcclProtocol::kLL128, kTwoNodes, 1e9),
+                   0.92);
+  EXPECT_DOUBLE_EQ(nccl_efficiency(NcclAlgorithm::kRing, NcclProtocol::kSimple, kTwoNodes, 1e9),
+                   1.0);
+  // The tree: 0.92, then by size: 1 MiB is 2^14 lines of 64 bytes, where Simple's correction
+  // is 0.5; from 512 MiB (2^23 lines) on there is none.
+  EXPECT_DOUBLE_EQ(nccl_efficiency(NcclAlgorithm::kTree, NcclProtocol::kSimple, kTwoNodes, 1 << 20),
+                   0.92 * 0.5);
+  EXPECT_DOUBLE_EQ(nccl_efficiency(NcclAlgorithm::kTree, NcclProtocol::kSimple, kTwoNodes, 1 << 30),
+                   0.92);
+  EXPECT_DOUBLE_EQ(nccl_efficiency(NcclAlgorithm::kTree, NcclProtocol::kLL128, kTwoNodes, 1 << 30),
+                   0.92 * 120.0 / 128.0);
+  EXPECT_NEAR(nvlink_efficiency(GpuGeneration::kHopper), 370.8 / 450.0, 1e-12);
+  EXPECT_NEAR(nvlink_efficiency(GpuGeneration::kAmpere), 240.0 / 300.0, 1e-12);
+  EXPECT_NEAR(nvlink_efficiency(GpuGeneration::kVolta), 120.0 / 150.0, 1e-12);
+}
+
+TEST(NcclModel, LLIsCappedAtItsBusBandwidth) {
+  // On 2 nodes of Intel hosts LL's bus bandwidth stops at 39 GB/s: 39 x 16 / 30 of algorithm
+  // bandwidth for the ring.
+  EXPECT_NEAR(nccl_bandwidth_cap(NcclAlgorithm::kRing, NcclProtocol::kLL, kTwoNodes),
+              39e9 * 16.0 / 30.0, 1.0);
+  EXPECT_NEAR(nccl_bandwidth_cap(NcclAlgorithm::kTree, NcclProtocol::kLL, kOneNode), 141e9 * 0.5,
+              1.0);
+  const double spb[2] = {1.0 / 400e9, 1.0 / 400e9};
+  const NcclChoice ll = nccl_time(NcclAlgorithm::kRing, NcclProtocol::kLL, kTwoNodes, 1e8, spb[0]);
+  EXPECT_NEAR(ll.transfer_s, 1e8 / (39e9 * 16.0 / 30.0), 1e-12);
+}
+
+TEST(NcclModel, TheTunerTakesLLForSmallBuffersAndSimpleForLargeOnes) {
+  // One node of 8 H100s, the ring's busiest link at NCCL's 370.8 GB/s.
+  const double ring = 2.0 * 7.0 / 8.0 / 370.8e9;
+  const double spb[2] = {ring, ring};
+  const NcclChoice small = nccl_choose(kOneNode, 65536, spb);
+  EXPECT_EQ(small.algorithm, NcclAlgorithm::kRing);
+  EXPECT_EQ(small.protocol, NcclProtocol::kLL);
+  const NcclChoice large = nccl_choose(kOneNode, 1 << 30, spb);
+  EXPECT_EQ(large.algorithm, NcclAlgorithm::kRing);
+  EXPECT_EQ(large.protocol, NcclProtocol::kSimple);
+  EXPECT_NEAR(large.time_s(), 56.0 * kUs + (1 << 30) * ring, 1e-12);
+  // Where the tree's busiest link carries half the ring's bytes (2 nodes behind one NIC each,
+  // the NIC the bottleneck), it wins at large sizes despite its 0.92.
+  const double across[2] = {30.0 / 16.0 / 50e9, 1.0 / 50e9};
+  const NcclChoice tree = nccl_choose(kTwoNodes, 1 << 30, across);
+  EXPECT_EQ(tree.algorithm, NcclAlgorithm::kTree);
+  EXPECT_EQ(tree.protocol, NcclProtocol::kSimple);
+}
+
+}  // namespace
+}  // namespace gbasim
