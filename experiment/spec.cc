@@ -112,6 +112,18 @@ GpuGeneration parse_gpu_generation(const std::string& name) {
 
 std::string gpu_generation_name(GpuGeneration gpu) { return enum_name(gpu, kGpuGenerationNames); }
 
+namespace {
+constexpr EnumName<NcclAlgorithm> kNcclAlgorithmNames[] = {{NcclAlgorithm::kAuto, "auto"}, {NcclAlgorithm::kRing, "ring"}, {NcclAlgorithm::kTree, "tree"}, {NcclAlgorithm::kNvls, "nvls"}};
+}  // namespace
+
+NcclAlgorithm parse_nccl_algorithm(const std::string& name) {
+  return parse_enum(name, kNcclAlgorithmNames);
+}
+
+std::string nccl_algorithm_name(NcclAlgorithm algorithm) {
+  return enum_name(algorithm, kNcclAlgorithmNames);
+}
+
 CpuVendor parse_cpu_vendor(const std::string& name) { return parse_enum(name, kCpuVendorNames); }
 
 std::string cpu_vendor_name(CpuVendor cpu) { return enum_name(cpu, kCpuVendorNames); }

@@ -67,6 +67,12 @@ enum class GpuGeneration { kVolta, kAmpere, kHopper };
 // "volta", "ampere", "hopper"; throws InputError for anything else.
 GpuGeneration parse_gpu_generation(const std::string& name);
 std::string gpu_generation_name(GpuGeneration gpu);
+// allreduce "nccl": the algorithm, as NCCL_ALGO forces one ("auto": NCCL's tuner picks).
+// "nvls" is NVLink SHARP on one node and NVLSTree on several (Hopper GPU nodes).
+enum class NcclAlgorithm { kAuto, kRing, kTree, kNvls };
+// "auto", "ring", "tree", "nvls"; throws InputError for anything else.
+NcclAlgorithm parse_nccl_algorithm(const std::string& name);
+std::string nccl_algorithm_name(NcclAlgorithm algorithm);
 enum class CpuVendor { kIntel, kAmd };
 // "intel", "amd"; throws InputError for anything else.
 CpuVendor parse_cpu_vendor(const std::string& name);
@@ -148,6 +154,7 @@ struct ClusterSpec {
   // overhead and multi-node LL caps).
   GpuGeneration gpu_generation = GpuGeneration::kVolta;
   CpuVendor cpu_vendor = CpuVendor::kIntel;
+  NcclAlgorithm nccl_algorithm = NcclAlgorithm::kAuto;
   Topology topology = Topology::kStar;
   // topology "fat_tree": nodes (worker nodes, then one node a server shard) hang off leaf
   // switches of nodes_per_switch each; every leaf switch has nodes_per_switch /

@@ -125,6 +125,7 @@ void visit(V& v, ExperimentSpec& s) {
     v.field("nics_per_node", c.nics_per_node);
     v.named("gpu_generation", c.gpu_generation, parse_gpu_generation, gpu_generation_name);
     v.named("cpu_vendor", c.cpu_vendor, parse_cpu_vendor, cpu_vendor_name);
+    v.named("nccl_algorithm", c.nccl_algorithm, parse_nccl_algorithm, nccl_algorithm_name);
     v.named("topology", c.topology, parse_topology, topology_name);
     v.section("fat_tree", [&] {
       v.field("nodes_per_switch", c.fat_tree_nodes_per_switch);

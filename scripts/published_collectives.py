@@ -62,6 +62,8 @@ EFA_P5, EFA_P4, IB_400, OCI_ROCE = nics(32, 1.25e10), nics(4, 1.25e10), nics(8, 
 # DGX A100 (7742, NVIDIA's DGX A100 datasheet); Intel Xeon on AWS p4d and p4de (8275CL), the
 # Dell XE9680, OCI BM.GPU.H100.8 and Azure ND H100 v5 (Sapphire Rapids), each its vendor's page.
 AMD = ["cluster.cpu_vendor=amd"]
+# Runs that forced NCCL's algorithm (NCCL_ALGO), as their sources say.
+FORCE_RING, FORCE_NVLS = ["cluster.nccl_algorithm=ring"], ["cluster.nccl_algorithm=nvls"]
 MORE = {
     "AWS_P5_2N": (16, H100 + EFA_P5 + AMD), "AWS_P5_EKS_2N": (16, H100 + EFA_P5 + AMD),
     "AWS_P4DE_2N": (16, A100 + EFA_P4), "AWS_DLAMI_P4D_2N": (16, A100 + EFA_P4),
@@ -69,8 +71,8 @@ MORE = {
     "NCT309_2N": (16, H100 + IB_400), "NCT309_4N": (32, H100 + IB_400),
     "NCT309_GJ_2N": (16, H100 + IB_400), "NCT309_GJ_4N": (32, H100 + IB_400),
     "NCT309_GJ_8N": (64, H100 + IB_400), "NCT309_GJ_8N_TUNED": (64, H100 + IB_400),
-    "NCT309_GJ_2N_RING": (16, H100 + IB_400), "NCT290_1N": (8, H100),
-    "AZ_NDH100V5_1N": (8, H100), "STAS_A100_1N": (8, A100), "GALV_A100_1N": (8, A100 + AMD),
+    "NCT309_GJ_2N_RING": (16, H100 + IB_400 + FORCE_RING), "NCT290_1N": (8, H100),
+    "AZ_NDH100V5_1N": (8, H100 + FORCE_NVLS), "STAS_A100_1N": (8, A100), "GALV_A100_1N": (8, A100 + AMD),
     "AZ_NDA100V4_1N": (8, A100 + AMD),
 }
 # gbasim's tree is a binary tree over every rank in heap order, not NCCL's (a chain in each

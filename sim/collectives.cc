@@ -105,7 +105,12 @@ Collectives::Collectives(const Cluster& cluster, const ClusterSpec& spec, int fi
 
 void Collectives::build_nccl_streams(const ClusterSpec& spec) {
   const int m = n_ / g_;
-  nccl_job_ = {n_, m, spec.gpu_generation, spec.cpu_vendor};
+  nccl_job_ = {n_,
+               m,
+               spec.gpu_generation,
+               spec.cpu_vendor,
+               g_ > 1 && spec.gpu_generation == GpuGeneration::kHopper,
+               spec.nccl_algorithm};
   const double nvlink = g_ > 1 ? nvlink_efficiency(spec.gpu_generation) : 1.0;
   const double n = n_;
   auto rank = [&](int node, int local) { return (node + m) % m * g_ + (local + g_) % g_; };
@@ -123,7 +128,8 @@ void Collectives::build_nccl_streams(const ClusterSpec& spec) {
       }
       mine.push_back({to, share});
     };
-    for (int a = 0; a < 2; ++a) nccl_first_[a].push_back(static_cast<int>(nccl_streams_[a].size()));
+    for (int a = 0; a < kNcclAlgorithms; ++a)
+      nccl_first_[a].push_back(static_cast<int>(nccl_streams_[a].size()));
     // The ring: g channels, channel c entering each node at its worker c + 1 and leaving it
     // from worker c for worker c + 1 of the next node; each edge carries 2(n - 1)/n of the
     // buffer over the channels.
@@ -131,7 +137,7 @@ void Collectives::build_nccl_streams(const ClusterSpec& spec) {
     for (int c = 0; c < g_; ++c) add(0, i == c ? rank(k + 1, i + 1) : rank(k, i + 1), ring);
     // The tree: 2g channels, channel c on tree c / g with its head on worker c % g of every
     // node, a chain from the head through the node (reduced up the chain, broadcast down it),
-    // the heads in NCCL's two binary trees over the nodes (heap order, the second mirrored);
+    // the heads in NCCL's two binary trees over the nodes (nccl_tree_links);
     // each channel carries 1/2g of the buffer up and down.
     const double tree = 1.0 / (2.0 * g_);
     for (int c = 0; c < 2 * g_; ++c) {
@@ -139,22 +145,27 @@ void Collectives::build_nccl_streams(const ClusterSpec& spec) {
       if (i != head) add(1, rank(k, i - 1), tree);                  // up the chain
       if (i != (head - 1 + g_) % g_) add(1, rank(k, i + 1), tree);  // down it
       if (i != head) continue;
-      const int r = c / g_ == 0 ? k : m - 1 - k;  // node k's place in the channel's tree
-      auto node = [&](int place) { return c / g_ == 0 ? place : m - 1 - place; };
-      if (r > 0) add(1, rank(node((r - 1) / 2), head), tree);
-      for (int child = 2 * r + 1; child <= 2 * r + 2 && child < m; ++child)
-        add(1, rank(node(child), head), tree);
+      const NcclTreeLinks links = nccl_tree_links(m, k, c / g_);
+      for (int a : {1, 2}) {  // the tree's heads, and NVLSTree's
+        if (links.parent >= 0) add(a, rank(links.parent, head), tree);
+        for (int child : links.children)
+          if (child >= 0) add(a, rank(child, head), tree);
+      }
     }
+    // NVLS: the switch reads the whole buffer from each worker and returns the reduced 1/g of
+    // it, then takes that 1/g and multicasts every worker's to every worker: (g + 1)/g of the
+    // buffer on each worker's NVLink each way, carried here to the next worker of the node.
+    if (g_ > 1) add(2, rank(k, i + 1), (g_ + 1.0) / g_);
   }
   // Each algorithm's busiest link and longest route on the platform as it starts.
   const double factor = simgrid::config::get_value<double>("network/latency-factor");
-  for (int a = 0; a < 2; ++a) {
+  for (int a = 0; a < kNcclAlgorithms; ++a) {
     nccl_first_[a].push_back(static_cast<int>(nccl_streams_[a].size()));
     std::map<simgrid::s4u::Link*, double> load;
     for (int w = 0; w < n_; ++w) {
       for (int s = nccl_first_[a][w]; s < nccl_first_[a][w + 1]; ++s) {
         Stream& stream = nccl_streams_[a][s];
-        if (stream.to / g_ == w / g_) stream.share /= nvlink;
+        if (stream.to / g_ == w / g_) stream.share /= a == 2 ? nvlink * nvls_efficiency() : nvlink;
         std::vector<simgrid::s4u::Link*> links;
         double latency = 0.0;
         cluster_.workers()[first_ + w].host->route_to(cluster_.workers()[first_ + stream.to].host,
@@ -175,7 +186,7 @@ NcclChoice Collectives::nccl_choice(double bytes) const {
 
 void Collectives::nccl_all_reduce(int w, double bytes) {
   const NcclChoice choice = nccl_choice(bytes);
-  const int a = choice.algorithm == NcclAlgorithm::kRing ? 0 : 1;
+  const int a = nccl_index(choice.algorithm);
   const double efficiency = nccl_efficiency(choice.algorithm, choice.protocol, nccl_job_, bytes);
   Network& network = cluster_.network();
   barrier_->wait();  // a collective starts when its last rank calls it
@@ -198,8 +209,7 @@ void Collectives::nccl_all_reduce(int w, double bytes) {
 
 std::string Collectives::all_reduce_name(double bytes) const {
   if (algorithm_ != AllReduce::kNccl || n_ < 2) return allreduce_name(algorithm_);
-  const NcclChoice c = nccl_choice(bytes);
-  return nccl_algorithm_name(c.algorithm) + "/" + nccl_protocol_name(c.protocol);
+  return nccl_choice_name(nccl_choice(bytes), nccl_job_);
 }
 
 void Collectives::all_reduce(int w, double bytes) {
@@ -330,7 +340,7 @@ int64_t Collectives::messages_per_all_reduce(int w, double bytes) const {
     return edges * tree_chunks(bytes);
   }
   if (algorithm_ == AllReduce::kNccl) {
-    const int a = nccl_choice(bytes).algorithm == NcclAlgorithm::kRing ? 0 : 1;
+    const int a = nccl_index(nccl_choice(bytes).algorithm);
     return nccl_first_[a][w + 1] - nccl_first_[a][w];
   }
   const int nodes = n_ / g_;

@@ -21,7 +21,10 @@
 //   channels (the ring: g channels, each leaving a node of g workers by another worker, so that
 //   every worker sends 2(n - 1)/n x size x (g - 1)/g to the next worker of its node and the rest
 //   to a worker of the next node; the tree: a chain in each node and NCCL's two binary trees
-//   across nodes, over 2g channels, each with its head on another worker). The bytes are
+//   across nodes, over 2g channels, each with its head on another worker; NVLS, on Hopper GPU
+//   nodes, the NVSwitch reducing and multicasting: a worker's NVLink carries (g + 1)/g of the
+//   buffer each way, which a stream to the next worker of its node carries here, and across
+//   nodes the tree's streams, NVLSTree). The bytes are
 //   divided by the protocol's efficiency (and NVLink's, inside a node); the collective ends
 //   when every worker's bytes have arrived, plus what NCCL's latency exceeds the routes'.
 // Every ring is simulated in one of two models (cluster.ring_model):
@@ -122,10 +125,11 @@ class Collectives {
   std::vector<RingGroup> nodes_;       // hierarchical: node k's workers
   std::vector<RingGroup> local_rank_;  // hierarchical: local rank i's workers on every node
   NcclJob nccl_job_;
-  std::vector<Stream> nccl_streams_[2];  // [ring, tree][w]: w's streams
-  std::vector<int> nccl_first_[2];       // [a][w]: w's first stream in nccl_streams_[a]; size n + 1
-  double nccl_seconds_per_byte_[2] = {0.0, 0.0};  // the busiest link's load over its bandwidth
-  double nccl_route_latency_[2] = {0.0, 0.0};     // the longest stream route's, as charged
+  // By algorithm (nccl_index: ring, tree, NVLS).
+  std::vector<Stream> nccl_streams_[kNcclAlgorithms];  // w's streams, in order of w
+  std::vector<int> nccl_first_[kNcclAlgorithms];  // [w]: w's first stream; size n + 1
+  double nccl_seconds_per_byte_[kNcclAlgorithms] = {};  // the busiest link's load / bandwidth
+  double nccl_route_latency_[kNcclAlgorithms] = {};     // the longest stream route's, charged
 };
 
 }  // namespace gbasim

@@ -8,14 +8,21 @@ namespace gbasim {
 
 namespace {
 
-// Indices: algorithm {ring, tree}, protocol {LL, LL128, Simple}. Every constant is NCCL
-// v2.21.5-1's, src/graph/tuning.cc (the lines in results/published-collectives/nccl-constants.md).
+// Indices: algorithm {ring, tree, NVLS}, protocol {LL, LL128, Simple}. Every constant is NCCL
+// v2.21.5-1's, src/graph/tuning.cc (the lines in results/published-collectives/nccl-constants.md),
+// unless it says otherwise. NVLS's entries are those of NVLS on one node and of NVLSTree on
+// several; it runs Simple alone.
 constexpr double kMicro = 1e-6;
 // baseLat (lines 54-59), microseconds.
-constexpr double kBaseLatency[2][3] = {{6.6, 14.0, 8.4}, {6.8, 14.0, 0.0}};
-// hwLat[NVLINK] and hwLat[NET] (lines 61-78), microseconds a step.
-constexpr double kNvlinkLatency[2][3] = {{0.6, 1.9, 3.4}, {0.6, 1.25, 28.0}};
-constexpr double kNetLatency[2][3] = {{2.7, 4.0, 14.0}, {5.0, 8.5, 28.0}};
+constexpr double kBaseLatency[3][3] = {{6.6, 14.0, 8.4}, {6.8, 14.0, 0.0}, {0.0, 0.0, 0.0}};
+// hwLat[NVLINK] and hwLat[NET] (lines 61-78), microseconds a step; NVLS and NVLSTree have the
+// same NVLink latency, 25, and 18 and 14 across nodes (NVLSTree's used here).
+constexpr double kNvlinkLatency[3][3] = {{0.6, 1.9, 3.4}, {0.6, 1.25, 28.0}, {0.0, 0.0, 25.0}};
+constexpr double kNetLatency[3][3] = {{2.7, 4.0, 14.0}, {5.0, 8.5, 28.0}, {0.0, 0.0, 14.0}};
+// NVLS's share of NVLink on Hopper: nvlsEfficiency 0.85 (NCCL v2.30.7-1, tuning.cc lines
+// 138-144), on (nChannels - 1) / nChannels of its 16 channels (lines 307-323; 16 is
+// NCCL_NVLS_NCHANNELS on sm90, src/transport/nvls.cc line 232 at v2.21.5-1).
+constexpr double kNvlsEfficiency = 0.85 * 15.0 / 16.0;
 // treeCorrectionFactor[protocol][log2(bytes / 64)] (lines 412-416).
 constexpr double kTreeCorrection[3][23] = {
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
@@ -27,7 +34,7 @@ constexpr double kTreeCorrection[3][23] = {
 // more; the rule below holds for either above a few KiB).
 constexpr double kChannels = 16.0;
 
-int index(NcclAlgorithm a) { return a == NcclAlgorithm::kRing ? 0 : 1; }
+int index(NcclAlgorithm a) { return nccl_index(a); }
 int index(NcclProtocol p) { return static_cast<int>(p); }
 
 int log2_floor(double x) { return x < 2.0 ? 0 : static_cast<int>(std::floor(std::log2(x))); }
@@ -40,8 +47,21 @@ double net_overhead(const NcclJob& job, NcclProtocol p) {
 
 }  // namespace
 
-std::string nccl_algorithm_name(NcclAlgorithm algorithm) {
-  return algorithm == NcclAlgorithm::kRing ? "ring" : "tree";
+int nccl_index(NcclAlgorithm algorithm) { return static_cast<int>(algorithm) - 1; }
+
+NcclAlgorithm nccl_algorithm(int index) { return static_cast<NcclAlgorithm>(index + 1); }
+
+bool nccl_enabled(NcclAlgorithm a, const NcclJob& job) {
+  if (a == NcclAlgorithm::kNvls && !job.nvls) return false;
+  if (job.only == NcclAlgorithm::kAuto) return true;
+  if (job.only == NcclAlgorithm::kNvls && !job.nvls) return a == NcclAlgorithm::kRing;
+  return a == job.only;
+}
+
+std::string nccl_choice_name(const NcclChoice& choice, const NcclJob& job) {
+  std::string name = nccl_algorithm_name(choice.algorithm);
+  if (choice.algorithm == NcclAlgorithm::kNvls && job.nodes > 1) name = "nvlstree";
+  return name + "/" + nccl_protocol_name(choice.protocol);
 }
 
 std::string nccl_protocol_name(NcclProtocol protocol) {
@@ -63,9 +83,12 @@ double nccl_latency(NcclAlgorithm a, NcclProtocol p, const NcclJob& job, double 
     us += (steps - inter_steps) * step + inter_steps * inter;
     // ncclTopoGetAlgoTime (lines 418-445): the ring's Simple plateau on several nodes.
     if (p == NcclProtocol::kSimple && nodes > 1 && bytes / (kChannels * n) >= 64.0) us *= 1.4;
-  } else {
+  } else if (a == NcclAlgorithm::kTree) {
     const int per_node = n / nodes;
     us += 2.0 * ((per_node - 1) * intra + log2_floor(nodes) * inter);
+  } else {
+    // NVLS: the switch's latency once; NVLSTree: and the trees' across nodes.
+    us += intra + (nodes > 1 ? 2.0 * log2_floor(nodes) * inter : 0.0);
   }
   return us * kMicro;
 }
@@ -77,6 +100,7 @@ double nccl_efficiency(NcclAlgorithm a, NcclProtocol p, const NcclJob& job, doub
     if (p == NcclProtocol::kLL128) return one_per_node ? 0.7 : 0.92;
     return 1.0;
   }
+  if (a == NcclAlgorithm::kNvls) return p == NcclProtocol::kSimple ? 1.0 : 0.0;
   double e = 0.92;  // every tree protocol (line 181)
   if (p == NcclProtocol::kLL) e /= 3.8;
   if (p == NcclProtocol::kLL128) e *= job.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
@@ -86,7 +110,8 @@ double nccl_efficiency(NcclAlgorithm a, NcclProtocol p, const NcclJob& job, doub
 }
 
 double nccl_bandwidth_cap(NcclAlgorithm a, NcclProtocol p, const NcclJob& job) {
-  if (p != NcclProtocol::kLL) return std::numeric_limits<double>::infinity();
+  if (p != NcclProtocol::kLL || a == NcclAlgorithm::kNvls)
+    return std::numeric_limits<double>::infinity();
   // llMaxBws (lines 85-90), bus bandwidth in GB/s: on one node by the GPU, on several by the
   // host's CPU (2 nodes, more).
   double bus = 0.0;
@@ -103,6 +128,44 @@ double nccl_bandwidth_cap(NcclAlgorithm a, NcclProtocol p, const NcclJob& job) {
   const double ratio = a == NcclAlgorithm::kRing ? n / (2.0 * (n - 1.0)) : 0.5;
   return bus * 1e9 * ratio;
 }
+
+namespace {
+
+// Tree 0: node r's lowest set bit b (for the root, the first power of two >= nodes); its
+// parent is r with b cleared and the next bit set, or with b cleared where that is out of
+// range; its children are r - b/2 and r + the largest power of two <= b/2 that stays in range.
+NcclTreeLinks first_tree(int nodes, int r) {
+  NcclTreeLinks t;
+  int bit = 1;
+  while (bit < nodes && !(bit & r)) bit <<= 1;
+  if (r == 0) {
+    if (nodes > 1) t.children[1] = bit >> 1;
+    return t;
+  }
+  t.parent = (r ^ bit) | (bit << 1);
+  if (t.parent >= nodes) t.parent = r ^ bit;
+  int low = bit >> 1;
+  if (low == 0) return t;
+  t.children[0] = r - low;
+  while (low > 0 && r + low >= nodes) low >>= 1;
+  if (low > 0) t.children[1] = r + low;
+  return t;
+}
+
+}  // namespace
+
+NcclTreeLinks nccl_tree_links(int nodes, int node, int tree) {
+  if (tree == 0) return first_tree(nodes, node);
+  const bool mirror = nodes % 2 == 0;
+  auto to_place = [&](int k) { return mirror ? nodes - 1 - k : (k - 1 + nodes) % nodes; };
+  auto to_node = [&](int p) { return p < 0 ? -1 : mirror ? nodes - 1 - p : (p + 1) % nodes; };
+  NcclTreeLinks t = first_tree(nodes, to_place(node));
+  t.parent = to_node(t.parent);
+  for (int& c : t.children) c = to_node(c);
+  return t;
+}
+
+double nvls_efficiency() { return kNvlsEfficiency; }
 
 double nvlink_efficiency(GpuGeneration gpu) {
   // src/graph/topo.h: SM70_NVLINK_BW and SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6 GB/s a link;
@@ -123,11 +186,15 @@ NcclChoice nccl_time(NcclAlgorithm a, NcclProtocol p, const NcclJob& job, double
   return c;
 }
 
-NcclChoice nccl_choose(const NcclJob& job, double bytes, const double seconds_per_byte[2]) {
+NcclChoice nccl_choose(const NcclJob& job, double bytes,
+                       const double seconds_per_byte[kNcclAlgorithms]) {
   NcclChoice best;
   bool first = true;
-  for (NcclAlgorithm a : {NcclAlgorithm::kRing, NcclAlgorithm::kTree}) {
+  for (int i = 0; i < kNcclAlgorithms; ++i) {
+    const NcclAlgorithm a = nccl_algorithm(i);
+    if (!nccl_enabled(a, job)) continue;
     for (NcclProtocol p : {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple}) {
+      if (nccl_efficiency(a, p, job, bytes) <= 0.0) continue;
       const NcclChoice c = nccl_time(a, p, job, bytes, seconds_per_byte[index(a)]);
       if (first || c.time_s() < best.time_s()) best = c;
       first = false;

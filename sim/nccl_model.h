@@ -12,10 +12,13 @@
 
 namespace gbasim {
 
-enum class NcclAlgorithm { kRing, kTree };
+// The algorithms (NcclAlgorithm, experiment/spec.h: ring, tree, nvls; never kAuto here), by
+// index 0, 1, 2.
+constexpr int kNcclAlgorithms = 3;
+int nccl_index(NcclAlgorithm algorithm);
+NcclAlgorithm nccl_algorithm(int index);
 enum class NcclProtocol { kLL, kLL128, kSimple };
-std::string nccl_algorithm_name(NcclAlgorithm algorithm);  // "ring", "tree"
-std::string nccl_protocol_name(NcclProtocol protocol);     // "LL", "LL128", "Simple"
+std::string nccl_protocol_name(NcclProtocol protocol);  // "LL", "LL128", "Simple"
 
 // The job an all-reduce runs in.
 struct NcclJob {
@@ -23,22 +26,42 @@ struct NcclJob {
   int nodes = 1;
   GpuGeneration gpu = GpuGeneration::kVolta;
   CpuVendor cpu = CpuVendor::kIntel;
+  bool nvls = false;                          // NVLink SHARP: Hopper GPUs on an NVSwitch
+  NcclAlgorithm only = NcclAlgorithm::kAuto;  // as NCCL_ALGO forces one
 };
+// The algorithms NCCL enables for the job: the ring and the tree, NVLS where the job has it;
+// only `job.only` where given (NVLS only where the job has it: elsewhere the ring, as NCCL
+// falls back to it).
+bool nccl_enabled(NcclAlgorithm algorithm, const NcclJob& job);
 
 // NCCL's latency of one all-reduce of `bytes` (seconds): its base latency, plus each step's
 // hardware latency (NVLink inside a node, the network across), as ncclTopoTuneModel adds them.
 double nccl_latency(NcclAlgorithm algorithm, NcclProtocol protocol, const NcclJob& job,
                     double bytes);
 // The share of the links' bandwidth the protocol's payload gets (LL: 8 bytes of data a 16-byte
-// line; LL128: 120 of 128; the tree's 0.92 and its correction by size).
+// line; LL128: 120 of 128; the tree's 0.92 and its correction by size). NVLS runs Simple
+// alone, at 1 (its share of NVLink is nvls_efficiency): 0 for the others.
 double nccl_efficiency(NcclAlgorithm algorithm, NcclProtocol protocol, const NcclJob& job,
                        double bytes);
 // NCCL's cap on the algorithm bandwidth, bytes/s (LL's llMaxBws; infinite where NCCL has none
 // that binds with 16 channels or more).
 double nccl_bandwidth_cap(NcclAlgorithm algorithm, NcclProtocol protocol, const NcclJob& job);
+// A node's place in one of NCCL's two binary trees over `nodes` nodes (NCCL's src/graph/trees.cc):
+// tree 0 has node 0 at its root with one child, the largest power of two below `nodes`, and
+// every other node's parent and children found from its lowest set bit; tree 1 is tree 0
+// mirrored (node k in the place of nodes - 1 - k) when `nodes` is even, shifted by one
+// otherwise, so that a node inner in one tree is a leaf in the other. -1: none.
+struct NcclTreeLinks {
+  int parent = -1;
+  int children[2] = {-1, -1};
+};
+NcclTreeLinks nccl_tree_links(int nodes, int node, int tree);
+
 // The fraction of NVLink's line rate NCCL moves: NCCL's own NVLink bandwidth over the
 // datasheet's (V100: 6 links x 20 GB/s of 150; A100: 12 x 20 of 300; H100: 18 x 20.6 of 450).
 double nvlink_efficiency(GpuGeneration gpu);
+// The share of NCCL's NVLink rate NVLS moves on Hopper: 0.85 on 15 of its 16 channels.
+double nvls_efficiency();
 
 struct NcclChoice {
   NcclAlgorithm algorithm = NcclAlgorithm::kRing;
@@ -48,9 +71,12 @@ struct NcclChoice {
   double time_s() const { return latency_s + transfer_s; }
 };
 // The pair NCCL's tuner takes for `bytes`: the least latency + transfer time, where
-// `seconds_per_byte[a]` is how long algorithm a's streams take a byte of the buffer on the
-// platform at full efficiency (a's busiest link's load over its bandwidth).
-NcclChoice nccl_choose(const NcclJob& job, double bytes, const double seconds_per_byte[2]);
+// `seconds_per_byte[i]` is how long algorithm i's streams take a byte of the buffer on the
+// platform at full efficiency (its busiest link's load over its bandwidth).
+NcclChoice nccl_choose(const NcclJob& job, double bytes,
+                       const double seconds_per_byte[kNcclAlgorithms]);
+// "ring/LL", "tree/LL128", "nvls/Simple" (one node) or "nvlstree/Simple" (several).
+std::string nccl_choice_name(const NcclChoice& choice, const NcclJob& job);
 // The choice's time for one algorithm and protocol.
 NcclChoice nccl_time(NcclAlgorithm algorithm, NcclProtocol protocol, const NcclJob& job,
                      double bytes, double seconds_per_byte);

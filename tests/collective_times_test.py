@@ -74,20 +74,27 @@ def nccl_cases():
     rate over the protocol's efficiency."""
     nccl = ["cluster.allreduce=nccl", "cluster.gpu_generation=hopper"]
     one_node = ["training.workers=8", "cluster.gpus_per_node=8"] + nccl
-    ring = 2 * 7 / 8 / (BI * NVLINK)  # each GPU streams 2(n - 1)/n S to the next over NVLink
     two_nodes = ["training.workers=8", "cluster.gpus_per_node=4"] + nccl
+    ring = 2 * 7 / 8 / (BI * NVLINK)  # each GPU streams 2(n - 1)/n S to the next over NVLink
+    nvls = 0.85 * 15 / 16  # NVLS's share of NCCL's NVLink rate
     return [
         # 64 KiB on one node: ring/LL, 6.6 + 14 x 0.6 us, half the link's rate.
         ("nccl all-reduce, 1 node of 8, 64 KiB", one_node, 1 << 16, "ring/LL",
          15.0e-6 + (1 << 16) * ring / 0.5),
-        # 1 GiB: ring/Simple, 8.4 + 14 x 3.4 us, the link's rate.
-        ("nccl all-reduce, 1 node of 8, 1 GiB", one_node, 1 << 30, "ring/Simple",
-         56.0e-6 + (1 << 30) * ring),
-        # 2 nodes of 4 behind one NIC each, 256 MiB: the tree, whose node sends S across where
-        # the ring sends 2(n - 1)/n S; LL128, 14 + 2 x (3 x 1.25 + 8.5) us, 0.92 x 120/128 of
-        # the NIC (Simple's correction at 2^22 lines of 64 bytes, 0.9, makes it slower).
-        ("nccl all-reduce, 2 nodes of 4, 256 MiB", two_nodes, 1 << 28, "tree/LL128",
-         38.5e-6 + (1 << 28) / B / (0.92 * 120 / 128)),
+        # 1 GiB: NVLS, 25 us, (g + 1)/g of the buffer each way on every NVLink at its share.
+        ("nccl all-reduce, 1 node of 8, 1 GiB", one_node, 1 << 30, "nvls/Simple",
+         25e-6 + (1 << 30) * 9 / 8 / (BI * NVLINK * nvls)),
+        # The same with the ring forced: ring/Simple, 8.4 + 14 x 3.4 us, the link's rate.
+        ("nccl all-reduce, 1 node of 8, 1 GiB, ring", one_node + ["cluster.nccl_algorithm=ring"],
+         1 << 30, "ring/Simple", 56.0e-6 + (1 << 30) * ring),
+        # 2 nodes of 4 behind one NIC each, 256 MiB: NVLSTree, 25 + 2 x 14 us, the node sending
+        # S across (the ring sends 2(n - 1)/n S) at the NIC's rate.
+        ("nccl all-reduce, 2 nodes of 4, 256 MiB", two_nodes, 1 << 28, "nvlstree/Simple",
+         53e-6 + (1 << 28) / B),
+        # The tree forced: LL128, 14 + 2 x (3 x 1.25 + 8.5) us, 0.92 x 120/128 of the NIC
+        # (Simple's correction at 2^22 lines of 64 bytes, 0.9, makes it slower).
+        ("nccl all-reduce, 2 nodes of 4, 256 MiB, tree", two_nodes + ["cluster.nccl_algorithm=tree"],
+         1 << 28, "tree/LL128", 38.5e-6 + (1 << 28) / B / (0.92 * 120 / 128)),
     ]
 
 

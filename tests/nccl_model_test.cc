@@ -64,15 +64,15 @@ TEST(NcclModel, LLIsCappedAtItsBusBandwidth) {
               39e9 * 16.0 / 30.0, 1.0);
   EXPECT_NEAR(nccl_bandwidth_cap(NcclAlgorithm::kTree, NcclProtocol::kLL, kOneNode), 141e9 * 0.5,
               1.0);
-  const double spb[2] = {1.0 / 400e9, 1.0 / 400e9};
-  const NcclChoice ll = nccl_time(NcclAlgorithm::kRing, NcclProtocol::kLL, kTwoNodes, 1e8, spb[0]);
+  const double spb = 1.0 / 400e9;
+  const NcclChoice ll = nccl_time(NcclAlgorithm::kRing, NcclProtocol::kLL, kTwoNodes, 1e8, spb);
   EXPECT_NEAR(ll.transfer_s, 1e8 / (39e9 * 16.0 / 30.0), 1e-12);
 }
 
 TEST(NcclModel, TheTunerTakesLLForSmallBuffersAndSimpleForLargeOnes) {
   // One node of 8 H100s, the ring's busiest link at NCCL's 370.8 GB/s.
   const double ring = 2.0 * 7.0 / 8.0 / 370.8e9;
-  const double spb[2] = {ring, ring};
+  const double spb[3] = {ring, ring, ring};
   const NcclChoice small = nccl_choose(kOneNode, 65536, spb);
   EXPECT_EQ(small.algorithm, NcclAlgorithm::kRing);
   EXPECT_EQ(small.protocol, NcclProtocol::kLL);
@@ -82,10 +82,72 @@ TEST(NcclModel, TheTunerTakesLLForSmallBuffersAndSimpleForLargeOnes) {
   EXPECT_NEAR(large.time_s(), 56.0 * kUs + (1 << 30) * ring, 1e-12);
   // Where the tree's busiest link carries half the ring's bytes (2 nodes behind one NIC each,
   // the NIC the bottleneck), it wins at large sizes despite its 0.92.
-  const double across[2] = {30.0 / 16.0 / 50e9, 1.0 / 50e9};
+  const double across[3] = {30.0 / 16.0 / 50e9, 1.0 / 50e9, 0.0};
   const NcclChoice tree = nccl_choose(kTwoNodes, 1 << 30, across);
   EXPECT_EQ(tree.algorithm, NcclAlgorithm::kTree);
   EXPECT_EQ(tree.protocol, NcclProtocol::kSimple);
+}
+
+TEST(NcclModel, NvlsRunsOnHopperNodesAloneAndSimpleAlone) {
+  NcclJob hopper = kTwoNodes;
+  hopper.nvls = true;
+  // NVLS: the switch's 25 us in place of the base latency; NVLSTree: and 2 x 14 a tree level.
+  NcclJob one = kOneNode;
+  one.nvls = true;
+  EXPECT_NEAR(nccl_latency(NcclAlgorithm::kNvls, NcclProtocol::kSimple, one, 1e9), 25 * kUs, 1e-12);
+  EXPECT_NEAR(nccl_latency(NcclAlgorithm::kNvls, NcclProtocol::kSimple, hopper, 1e9), 53 * kUs,
+              1e-12);
+  EXPECT_EQ(nccl_efficiency(NcclAlgorithm::kNvls, NcclProtocol::kLL, hopper, 1e9), 0.0);
+  EXPECT_NEAR(nvls_efficiency(), 0.85 * 15 / 16, 1e-12);
+  EXPECT_TRUE(nccl_enabled(NcclAlgorithm::kNvls, hopper));
+  EXPECT_FALSE(nccl_enabled(NcclAlgorithm::kNvls, kTwoNodes));
+  // A forced algorithm alone; NVLS forced where there is none falls back to the ring.
+  NcclJob forced = kTwoNodes;
+  forced.only = NcclAlgorithm::kNvls;
+  EXPECT_TRUE(nccl_enabled(NcclAlgorithm::kRing, forced));
+  EXPECT_FALSE(nccl_enabled(NcclAlgorithm::kTree, forced));
+  const double spb[3] = {1e-11, 1e-11, 1e-12};
+  const NcclChoice c = nccl_choose(forced, 1 << 30, spb);
+  EXPECT_EQ(c.algorithm, NcclAlgorithm::kRing);
+  EXPECT_EQ(nccl_choice_name(nccl_choose(hopper, 1 << 30, spb), hopper), "nvlstree/Simple");
+}
+
+TEST(NcclModel, TreesAreNcclsDoubleBinaryTrees) {
+  // NCCL's own drawings (src/graph/trees.cc): on 12 nodes, 0 - 8, 8's children 4 and 10;
+  // the mirror has 11 at the root over 3.
+  NcclTreeLinks t = nccl_tree_links(12, 0, 0);
+  EXPECT_EQ(t.parent, -1);
+  EXPECT_EQ(t.children[1], 8);
+  t = nccl_tree_links(12, 8, 0);
+  EXPECT_EQ(t.parent, 0);
+  EXPECT_EQ(t.children[0], 4);
+  EXPECT_EQ(t.children[1], 10);
+  t = nccl_tree_links(12, 11, 1);
+  EXPECT_EQ(t.parent, -1);
+  EXPECT_EQ(t.children[1], 3);
+  // On 13 (odd: the second tree shifted by one), 12 has the single child 10, and the second
+  // tree gives 0 the parent 9.
+  t = nccl_tree_links(13, 12, 0);
+  EXPECT_EQ(t.parent, 8);
+  EXPECT_EQ(t.children[0], 10);
+  EXPECT_EQ(t.children[1], -1);
+  EXPECT_EQ(nccl_tree_links(13, 0, 1).parent, 9);
+  // Every node but the root has a parent that lists it as a child, in both trees.
+  for (int nodes : {2, 3, 4, 7, 8, 64}) {
+    for (int tree = 0; tree < 2; ++tree) {
+      int roots = 0;
+      for (int k = 0; k < nodes; ++k) {
+        const NcclTreeLinks links = nccl_tree_links(nodes, k, tree);
+        if (links.parent < 0) {
+          ++roots;
+          continue;
+        }
+        const NcclTreeLinks up = nccl_tree_links(nodes, links.parent, tree);
+        EXPECT_TRUE(up.children[0] == k || up.children[1] == k) << nodes << " " << tree << " " << k;
+      }
+      EXPECT_EQ(roots, 1);
+    }
+  }
 }
 
 }  // namespace
