@@ -22,8 +22,8 @@ namespace {
 // "1M,16M,1e3": sizes in bytes, with K, M or G (powers of 1024, as nccl-tests read them).
 std::vector<double> parse_sizes(const std::string& text) {
   std::vector<double> sizes;
-  if (!text.empty() && (text.back() == ',' || text.front() == ',' ||
-                        text.find(",,") != std::string::npos))
+  if (!text.empty() &&
+      (text.back() == ',' || text.front() == ',' || text.find(",,") != std::string::npos))
     throw po::error("--sizes: '" + text + "' has an empty item");
   std::stringstream list(text);
   for (std::string item; std::getline(list, item, ',');) {
@@ -67,19 +67,21 @@ int run_collective(int argc, char** argv) {
       "nccl-tests time NCCL's. Prints size, time, algorithm bandwidth (size / time), bus\n"
       "bandwidth (algorithm bandwidth x 2(n - 1) / n for an all-reduce, (n - 1) / n for the\n"
       "others) and the algorithm modelled (with cluster.allreduce \"nccl\", the algorithm and\n"
-      "protocol NCCL's tuner picks, e.g. tree/LL128). SimGrid's --cfg=key:value and --log=... arguments are accepted too.\n\nOptions");
+      "protocol NCCL's tuner picks, e.g. tree/LL128). SimGrid's --cfg=key:value and --log=... "
+      "arguments are accepted too.\n\nOptions");
   desc.add_options()("help,h", "show this help")(
       "spec", po::value(&spec_path)->value_name("FILE"),
       "experiment spec (JSON; its cluster section is read, docs/spec.md)")(
       "set", po::value(&overrides)->composing()->value_name("KEY=VALUE"),
       "override a spec key, e.g. --set cluster.allreduce=hierarchical (repeatable)")(
       "op", po::value(&op_name)->value_name("NAME"),
-      "allreduce (default), allgather (on the ring of every worker) or alltoall (every pair "
-      "at once)")(
+      "allreduce (default), allgather or reducescatter (on the ring of every worker, or "
+      "NCCL's ring with cluster.allreduce \"nccl\") or alltoall (every pair at once)")(
       "sizes", po::value(&sizes_text)->value_name("LIST"),
       "sizes in bytes, comma-separated, with K, M, G for powers of 1024: a rank's buffer "
-      "(allreduce, alltoall) or the gathered buffer (allgather); default 1K,64K,1M,16M,128M")(
-      "out", po::value(&out_path)->value_name("FILE"), "also write the table as JSON");
+      "(allreduce, alltoall, reducescatter) or the gathered buffer (allgather); default "
+      "1K,64K,1M,16M,128M")("out", po::value(&out_path)->value_name("FILE"),
+                            "also write the table as JSON");
   po::variables_map vm;
   if (!parse_options(started.args, desc, vm)) return 0;
   if (spec_path.empty()) throw po::error("--spec FILE is required");
@@ -104,13 +106,13 @@ int run_collective(int argc, char** argv) {
   std::printf("# %s on %d ranks (%s, %s ring model, %d per node)\n", collective_name(op).c_str(), n,
               allreduce_name(spec.cluster.allreduce).c_str(),
               ring_model_name(spec.cluster.ring_model).c_str(), spec.cluster.gpus_per_node);
-  std::printf("%14s %14s %14s %14s  %s\n", "size (B)", "time (us)", "algbw (GB/s)",
-              "busbw (GB/s)", "algorithm");
+  std::printf("%14s %14s %14s %14s  %s\n", "size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
+              "algorithm");
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const CollectiveTiming& t : timings) {
     const double algbw = t.bytes / t.time_s / 1e9;
-    std::printf("%14.0f %14.2f %14.3f %14.3f  %s\n", t.bytes, t.time_s * 1e6, algbw,
-                algbw * factor, t.algorithm.c_str());
+    std::printf("%14.0f %14.2f %14.3f %14.3f  %s\n", t.bytes, t.time_s * 1e6, algbw, algbw * factor,
+                t.algorithm.c_str());
     rows.push_back({{"bytes", t.bytes},
                     {"time_s", t.time_s},
                     {"algbw_gb_s", algbw},

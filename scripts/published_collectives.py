@@ -9,7 +9,10 @@ agree within 15%.
 With --more, the same for the further published points of measured-more.csv (each source with
 its citation and hardware there), by source: writes table-more.md, with how many agree.
 
-Usage: scripts/published_collectives.py [--more] [GBASIM]   (default build/bin/gbasim)"""
+With --ops, NCCL's model (allreduce "nccl", CM02) against measured-ops.csv: other collectives
+and the algorithm and protocol NCCL reported picking; writes table-ops.md.
+
+Usage: scripts/published_collectives.py [--more | --ops] [GBASIM]   (default build/bin/gbasim)"""
 import csv
 import os
 import sys
@@ -82,14 +85,48 @@ MORE = {
 VARIANTS = [("hierarchical", "LV08"), ("hierarchical", "CM02"), ("ring", "LV08"), ("nccl", "CM02")]
 
 
-def simulate(gbasim, sets, sizes):
-    command = [gbasim, "collective", "--spec", "examples/demo.json",
+# measured-ops.csv's systems: an H200 node has H100's NVLink 4 (NVIDIA's H200 datasheet).
+OPS = {"STAS_H200_1N": (8, H100)}
+
+
+def simulate(gbasim, sets, sizes, op="allreduce"):
+    command = [gbasim, "collective", "--spec", "examples/demo.json", "--op", op,
                "--sizes", ",".join(str(s) for s in sizes)]
     timings = run_json(command, sets, "published_collectives.py")["timings"]
     return [t["busbw_gb_s"] for t in timings], [t["algorithm"] for t in timings]
 
 
+def ops(gbasim):
+    """NCCL's model against measured-ops.csv: bus bandwidth where given, and the pick."""
+    with open(os.path.join(FOLDER, "measured-ops.csv")) as f:
+        rows = list(csv.DictReader(l for l in f if not l.startswith("#")))
+    lines = ["| setup | op | NCCL_ALGO | size (B) | measured busbw (GB/s) | gbasim nccl, CM02 (GB/s) "
+             "| NCCL's pick | gbasim's pick | within 15% |", "|" + " --- |" * 9]
+    close = picks = measured = 0
+    for r in rows:
+        workers, sets = OPS[r["source"]]
+        sets = [f"training.workers={workers}", "cluster.allreduce=nccl",
+                "cluster.network_model=CM02", f"cluster.nccl_algorithm={r['nccl_algorithm']}"] + sets
+        (busbw,), (pick,) = simulate(gbasim, sets + QUIET, [int(r["bytes"])], r["op"])
+        picks += pick == r["picked"]
+        verdict = "-"
+        if r["busbw_gb_s"]:
+            m = float(r["busbw_gb_s"])
+            measured += 1
+            close += abs(busbw - m) <= TOLERANCE * m
+            verdict = "yes" if abs(busbw - m) <= TOLERANCE * m else "no"
+        lines.append(f"| {r['setup']} | {r['op']} | {r['nccl_algorithm']} | {r['bytes']} | "
+                     f"{r['busbw_gb_s'] or '-'} | {busbw:.2f} | {r['picked']} | {pick} | {verdict} |")
+    table = "\n".join(lines) + (f"\n\nWithin 15%: {close} of {measured}. The same pick as NCCL: "
+                                f"{picks} of {len(rows)}.\n")
+    write_text(os.path.join(FOLDER, "table-ops.md"), table)
+    print(table)
+
+
 def main():
+    if "--ops" in sys.argv[1:]:
+        args = [a for a in sys.argv[1:] if a != "--ops"]
+        return ops(args[0] if args else "build/bin/gbasim")
     args = [a for a in sys.argv[1:] if a != "--more"]
     more = len(args) < len(sys.argv) - 1
     gbasim = args[0] if args else "build/bin/gbasim"

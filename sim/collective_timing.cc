@@ -10,9 +10,11 @@
 namespace gbasim {
 
 namespace {
-constexpr EnumName<CollectiveOp> kCollectiveOpNames[] = {{CollectiveOp::kAllReduce, "allreduce"},
-                                                         {CollectiveOp::kAllGather, "allgather"},
-                                                         {CollectiveOp::kAllToAll, "alltoall"}};
+constexpr EnumName<CollectiveOp> kCollectiveOpNames[] = {
+    {CollectiveOp::kAllReduce, "allreduce"},
+    {CollectiveOp::kAllGather, "allgather"},
+    {CollectiveOp::kAllToAll, "alltoall"},
+    {CollectiveOp::kReduceScatter, "reducescatter"}};
 }  // namespace
 
 CollectiveOp parse_collective(const std::string& name) {
@@ -35,7 +37,7 @@ std::vector<CollectiveTiming> time_collectives(const ExperimentSpec& spec, Colle
   Collectives collectives(cluster, spec.cluster, 0, n);
   std::vector<CollectiveTiming> timings;
   for (double s : sizes) {
-    std::string algorithm = "ring";
+    std::string algorithm = collectives.gather_name(s);
     if (op == CollectiveOp::kAllReduce) algorithm = collectives.all_reduce_name(s);
     if (op == CollectiveOp::kAllToAll)
       algorithm = resolve_ring_model(spec.cluster.all_to_all_model, n) == RingModel::kMessages
@@ -55,6 +57,9 @@ std::vector<CollectiveTiming> time_collectives(const ExperimentSpec& spec, Colle
             break;
           case CollectiveOp::kAllGather:
             collectives.all_gather(w, std::vector<double>(n, t.bytes / n));
+            break;
+          case CollectiveOp::kReduceScatter:
+            collectives.reduce_scatter(w, t.bytes);
             break;
           case CollectiveOp::kAllToAll:
             collectives.all_to_all(w, std::vector<double>(n, t.bytes / n));

@@ -9,8 +9,8 @@
 
 namespace gbasim {
 
-enum class CollectiveOp { kAllReduce, kAllGather, kAllToAll };
-// "allreduce", "allgather", "alltoall"; throws InputError for anything else.
+enum class CollectiveOp { kAllReduce, kAllGather, kAllToAll, kReduceScatter };
+// "allreduce", "allgather", "alltoall", "reducescatter"; throws InputError for anything else.
 CollectiveOp parse_collective(const std::string& name);
 std::string collective_name(CollectiveOp op);
 // nccl-tests' bus bandwidth factor: bus bandwidth = factor x size / time, the bytes a rank's
@@ -20,10 +20,12 @@ double bus_factor(CollectiveOp op, int ranks);
 
 struct CollectiveTiming {
   double bytes = 0.0;   // as nccl-tests count them: a rank's buffer (all-reduce), the gathered
-                        // buffer (all-gather), a rank's send buffer (all-to-all)
+                        // buffer (all-gather), a rank's send buffer (all-to-all,
+                        // reduce-scatter)
   double time_s = 0.0;  // from the moment every worker starts to the moment the last ends
   // What ran: the all-reduce's algorithm (Collectives::all_reduce_name), "ring" for the
-  // all-gather, "pairwise" or "aggregate" for the all-to-all.
+  // all-gather and reduce-scatter (Collectives::gather_name), "pairwise" or "aggregate" for the
+  // all-to-all.
   std::string algorithm;
 };
 

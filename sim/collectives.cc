@@ -174,18 +174,25 @@ void Collectives::build_nccl_streams(const ClusterSpec& spec) {
         for (simgrid::s4u::Link* link : links) load[link] += stream.share;
       }
     }
+    if (a == 0) {
+      for (Stream& stream : nccl_streams_[a])
+        stream.channels = stream.share * n / (2.0 * (n - 1.0));
+    }
     for (const auto& [link, bytes] : load)
       nccl_seconds_per_byte_[a] =
           std::max(nccl_seconds_per_byte_[a], bytes / link->get_bandwidth());
   }
 }
 
-NcclChoice Collectives::nccl_choice(double bytes) const {
-  return nccl_choose(nccl_job_, bytes, nccl_seconds_per_byte_);
+NcclChoice Collectives::nccl_choice(double bytes, NcclOp op) const {
+  if (op == NcclOp::kAllReduce) return nccl_choose(nccl_job_, bytes, nccl_seconds_per_byte_);
+  // A gather's ring edge carries (n - 1)/n of the buffer, half of an all-reduce's.
+  double gather[kNcclAlgorithms] = {nccl_seconds_per_byte_[0] / 2.0};
+  return nccl_choose(nccl_job_, bytes, gather, op);
 }
 
-void Collectives::nccl_all_reduce(int w, double bytes) {
-  const NcclChoice choice = nccl_choice(bytes);
+void Collectives::nccl_run(int w, NcclOp op, double bytes, const std::vector<double>* blocks) {
+  const NcclChoice choice = nccl_choice(bytes, op);
   const int a = nccl_index(choice.algorithm);
   const double efficiency = nccl_efficiency(choice.algorithm, choice.protocol, nccl_job_, bytes);
   Network& network = cluster_.network();
@@ -194,17 +201,25 @@ void Collectives::nccl_all_reduce(int w, double bytes) {
   std::vector<Transfer> sends;
   for (int s = nccl_first_[a][w]; s < nccl_first_[a][w + 1]; ++s) {
     const Stream& stream = nccl_streams_[a][s];
+    // A gather's edge to a worker carries every block but that worker's own.
+    double moved = bytes * stream.share;
+    if (op == NcclOp::kGather)
+      moved = (bytes - (blocks ? (*blocks)[stream.to] : bytes / n_)) * stream.channels;
     sends.push_back(network.send(cluster_.workers()[first_ + w].host,
-                                 cluster_.workers()[first_ + stream.to].host,
-                                 bytes * stream.share / efficiency));
+                                 cluster_.workers()[first_ + stream.to].host, moved / efficiency));
   }
   network.wait_all(sends);
   barrier_->wait();  // every worker's bytes have arrived
   // NCCL's bandwidth cap where it binds, and its latency beyond what the routes charged.
   const double moved = simgrid::s4u::Engine::get_clock() - start;
-  const double cap = bytes / nccl_bandwidth_cap(choice.algorithm, choice.protocol, nccl_job_);
+  const double cap = bytes / nccl_bandwidth_cap(choice.algorithm, choice.protocol, nccl_job_, op);
   simgrid::s4u::this_actor::sleep_for(std::max(0.0, cap - moved) +
                                       std::max(0.0, choice.latency_s - nccl_route_latency_[a]));
+}
+
+std::string Collectives::gather_name(double bytes) const {
+  if (algorithm_ != AllReduce::kNccl || n_ < 2) return "ring";
+  return nccl_choice_name(nccl_choice(bytes, NcclOp::kGather), nccl_job_);
 }
 
 std::string Collectives::all_reduce_name(double bytes) const {
@@ -215,7 +230,7 @@ std::string Collectives::all_reduce_name(double bytes) const {
 void Collectives::all_reduce(int w, double bytes) {
   if (n_ < 2) return;
   if (algorithm_ == AllReduce::kTree) return tree_all_reduce(w, bytes);
-  if (algorithm_ == AllReduce::kNccl) return nccl_all_reduce(w, bytes);
+  if (algorithm_ == AllReduce::kNccl) return nccl_run(w, NcclOp::kAllReduce, bytes);
   if (algorithm_ == AllReduce::kRing) {
     all_.run(w, std::vector<double>(2 * (n_ - 1), bytes / n_));
     return;
@@ -291,9 +306,20 @@ void Collectives::tree_all_reduce(int w, double bytes) {
 
 void Collectives::all_gather(int w, const std::vector<double>& blocks) {
   if (n_ < 2) return;
+  if (algorithm_ == AllReduce::kNccl) {
+    double total = 0.0;
+    for (double b : blocks) total += b;
+    return nccl_run(w, NcclOp::kGather, total, &blocks);
+  }
   std::vector<double> bytes;
   for (int i = 0; i < n_ - 1; ++i) bytes.push_back(blocks[(w - i + n_) % n_]);
   all_.run(w, bytes);
+}
+
+void Collectives::reduce_scatter(int w, double bytes) {
+  if (n_ < 2) return;
+  if (algorithm_ == AllReduce::kNccl) return nccl_run(w, NcclOp::kGather, bytes);
+  all_.run(w, std::vector<double>(n_ - 1, bytes / n_));
 }
 
 void Collectives::all_to_all(int w, const std::vector<double>& bytes_to) {
@@ -349,7 +375,9 @@ int64_t Collectives::messages_per_all_reduce(int w, double bytes) const {
 
 int64_t Collectives::messages_per_step(int w, double dense_bytes) const {
   if (n_ < 2) return 0;
-  return messages_per_all_reduce(w, dense_bytes) + all_.messages(n_ - 1);  // and the all-gather
+  const int64_t gather = algorithm_ == AllReduce::kNccl ? nccl_first_[0][w + 1] - nccl_first_[0][w]
+                                                        : all_.messages(n_ - 1);
+  return messages_per_all_reduce(w, dense_bytes) + gather;  // and the all-gather
 }
 
 int Collectives::tree_chunks(double bytes) const {

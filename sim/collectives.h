@@ -81,6 +81,9 @@ class Collectives {
   void step(int w, double dense_bytes, const std::vector<double>& blocks);
   void all_reduce(int w, double bytes);
   void all_gather(int w, const std::vector<double>& blocks);
+  // Worker w's part of a reduce-scatter of `bytes` (each worker ends with the sum of 1/n of
+  // it): the ring's n - 1 passes of bytes / n, or NCCL's ring with allreduce "nccl".
+  void reduce_scatter(int w, double bytes);
   // Every worker sends bytes_to[v] to every other worker v (cluster.all_to_all_model):
   // "messages": to each at once, point to point (as MPI's linear all-to-all); "aggregate": the
   // bytes for other nodes in one message to the worker half the pool away (on another node),
@@ -99,17 +102,24 @@ class Collectives {
   // What the all-reduce of `bytes` runs: "ring", "hierarchical", "tree", or for "nccl" the
   // algorithm and protocol NCCL's tuner picks ("tree/LL128").
   std::string all_reduce_name(double bytes) const;
+  // What an all-gather or reduce-scatter of `bytes` runs: "ring", or with "nccl" NCCL's ring
+  // and the protocol its tuner picks ("ring/LL128").
+  std::string gather_name(double bytes) const;
 
  private:
-  // allreduce "nccl": a worker's stream to one peer, its bytes a byte of the buffer (NVLink's
-  // efficiency included inside a node).
+  // allreduce "nccl": a worker's stream to one peer, its bytes a byte of an all-reduce's
+  // buffer (NVLink's efficiency included inside a node); on the ring, `channels` is the share of
+  // the channels whose ring goes from the worker to this peer, over NVLink's efficiency.
   struct Stream {
     int to;
     double share;
+    double channels = 0.0;
   };
   void build_nccl_streams(const ClusterSpec& spec);
-  NcclChoice nccl_choice(double bytes) const;
-  void nccl_all_reduce(int w, double bytes);
+  NcclChoice nccl_choice(double bytes, NcclOp op = NcclOp::kAllReduce) const;
+  // Worker w's part of an NCCL collective of `bytes`; a gather's blocks by worker (nullptr:
+  // bytes / n each).
+  void nccl_run(int w, NcclOp op, double bytes, const std::vector<double>* blocks = nullptr);
   void tree_all_reduce(int w, double bytes);
   int tree_chunks(double bytes) const;  // a tree's half of `bytes` in chunks
   const Cluster& cluster_;
@@ -126,8 +136,8 @@ class Collectives {
   std::vector<RingGroup> local_rank_;  // hierarchical: local rank i's workers on every node
   NcclJob nccl_job_;
   // By algorithm (nccl_index: ring, tree, NVLS).
-  std::vector<Stream> nccl_streams_[kNcclAlgorithms];  // w's streams, in order of w
-  std::vector<int> nccl_first_[kNcclAlgorithms];  // [w]: w's first stream; size n + 1
+  std::vector<Stream> nccl_streams_[kNcclAlgorithms];   // w's streams, in order of w
+  std::vector<int> nccl_first_[kNcclAlgorithms];        // [w]: w's first stream; size n + 1
   double nccl_seconds_per_byte_[kNcclAlgorithms] = {};  // the busiest link's load / bandwidth
   double nccl_route_latency_[kNcclAlgorithms] = {};     // the longest stream route's, charged
 };

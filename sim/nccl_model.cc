@@ -51,7 +51,8 @@ int nccl_index(NcclAlgorithm algorithm) { return static_cast<int>(algorithm) - 1
 
 NcclAlgorithm nccl_algorithm(int index) { return static_cast<NcclAlgorithm>(index + 1); }
 
-bool nccl_enabled(NcclAlgorithm a, const NcclJob& job) {
+bool nccl_enabled(NcclAlgorithm a, const NcclJob& job, NcclOp op) {
+  if (op == NcclOp::kGather) return a == NcclAlgorithm::kRing;
   if (a == NcclAlgorithm::kNvls && !job.nvls) return false;
   if (job.only == NcclAlgorithm::kAuto) return true;
   if (job.only == NcclAlgorithm::kNvls && !job.nvls) return a == NcclAlgorithm::kRing;
@@ -69,20 +70,23 @@ std::string nccl_protocol_name(NcclProtocol protocol) {
   return kNames[index(protocol)];
 }
 
-double nccl_latency(NcclAlgorithm a, NcclProtocol p, const NcclJob& job, double bytes) {
+double nccl_latency(NcclAlgorithm a, NcclProtocol p, const NcclJob& job, double bytes, NcclOp op) {
   const int n = job.ranks, nodes = job.nodes;
   const double intra = kNvlinkLatency[index(a)][index(p)];
   const double inter = kNetLatency[index(a)][index(p)];  // the NIC's own latency: 0 for IB
   double us = kBaseLatency[index(a)][index(p)];
   if (a == NcclAlgorithm::kRing) {
-    // Lines 225-263: 2(n - 1) steps, 2 x nodes of them across nodes (none on one node); an
-    // intra-node step costs at least the network's post overhead when there are nodes.
-    const int steps = 2 * (n - 1);
-    const int inter_steps = nodes > 1 ? 2 * nodes : 0;
+    // Lines 161-163 and 225-263: 2(n - 1) steps, 2 x nodes of them across nodes (none on one
+    // node); n - 1 and nodes - 1 for a gather. An intra-node step costs at least the
+    // network's post overhead when there are nodes.
+    const bool reduce = op == NcclOp::kAllReduce;
+    const int steps = reduce ? 2 * (n - 1) : n - 1;
+    const int inter_steps = reduce ? (nodes > 1 ? 2 * nodes : 0) : nodes - 1;
     const double step = nodes > 1 ? std::max(intra, net_overhead(job, p)) : intra;
     us += (steps - inter_steps) * step + inter_steps * inter;
     // ncclTopoGetAlgoTime (lines 418-445): the ring's Simple plateau on several nodes.
-    if (p == NcclProtocol::kSimple && nodes > 1 && bytes / (kChannels * n) >= 64.0) us *= 1.4;
+    if (reduce && p == NcclProtocol::kSimple && nodes > 1 && bytes / (kChannels * n) >= 64.0)
+      us *= 1.4;
   } else if (a == NcclAlgorithm::kTree) {
     const int per_node = n / nodes;
     us += 2.0 * ((per_node - 1) * intra + log2_floor(nodes) * inter);
@@ -109,7 +113,7 @@ double nccl_efficiency(NcclAlgorithm a, NcclProtocol p, const NcclJob& job, doub
   return e;
 }
 
-double nccl_bandwidth_cap(NcclAlgorithm a, NcclProtocol p, const NcclJob& job) {
+double nccl_bandwidth_cap(NcclAlgorithm a, NcclProtocol p, const NcclJob& job, NcclOp op) {
   if (p != NcclProtocol::kLL || a == NcclAlgorithm::kNvls)
     return std::numeric_limits<double>::infinity();
   // llMaxBws (lines 85-90), bus bandwidth in GB/s: on one node by the GPU, on several by the
@@ -123,9 +127,10 @@ double nccl_bandwidth_cap(NcclAlgorithm a, NcclProtocol p, const NcclJob& job) {
   } else {
     bus = job.nodes == 2 ? 39.0 : 20.4;
   }
-  // Bus to algorithm bandwidth (lines 212-219): n / 2(n - 1) for the ring, 1/2 for the tree.
+  // Bus to algorithm bandwidth (lines 212-219): n / steps for the ring, 1/2 for the tree.
   const double n = job.ranks;
-  const double ratio = a == NcclAlgorithm::kRing ? n / (2.0 * (n - 1.0)) : 0.5;
+  const double steps = op == NcclOp::kAllReduce ? 2.0 * (n - 1.0) : n - 1.0;
+  const double ratio = a == NcclAlgorithm::kRing ? n / steps : 0.5;
   return bus * 1e9 * ratio;
 }
 
@@ -176,26 +181,26 @@ double nvlink_efficiency(GpuGeneration gpu) {
 }
 
 NcclChoice nccl_time(NcclAlgorithm a, NcclProtocol p, const NcclJob& job, double bytes,
-                     double seconds_per_byte) {
+                     double seconds_per_byte, NcclOp op) {
   NcclChoice c;
   c.algorithm = a;
   c.protocol = p;
-  c.latency_s = nccl_latency(a, p, job, bytes);
+  c.latency_s = nccl_latency(a, p, job, bytes, op);
   c.transfer_s = std::max(bytes * seconds_per_byte / nccl_efficiency(a, p, job, bytes),
-                          bytes / nccl_bandwidth_cap(a, p, job));
+                          bytes / nccl_bandwidth_cap(a, p, job, op));
   return c;
 }
 
 NcclChoice nccl_choose(const NcclJob& job, double bytes,
-                       const double seconds_per_byte[kNcclAlgorithms]) {
+                       const double seconds_per_byte[kNcclAlgorithms], NcclOp op) {
   NcclChoice best;
   bool first = true;
   for (int i = 0; i < kNcclAlgorithms; ++i) {
     const NcclAlgorithm a = nccl_algorithm(i);
-    if (!nccl_enabled(a, job)) continue;
+    if (!nccl_enabled(a, job, op)) continue;
     for (NcclProtocol p : {NcclProtocol::kLL, NcclProtocol::kLL128, NcclProtocol::kSimple}) {
       if (nccl_efficiency(a, p, job, bytes) <= 0.0) continue;
-      const NcclChoice c = nccl_time(a, p, job, bytes, seconds_per_byte[index(a)]);
+      const NcclChoice c = nccl_time(a, p, job, bytes, seconds_per_byte[index(a)], op);
       if (first || c.time_s() < best.time_s()) best = c;
       first = false;
     }

@@ -18,6 +18,9 @@ constexpr int kNcclAlgorithms = 3;
 int nccl_index(NcclAlgorithm algorithm);
 NcclAlgorithm nccl_algorithm(int index);
 enum class NcclProtocol { kLL, kLL128, kSimple };
+// The collective: an all-reduce, or an all-gather or reduce-scatter (n - 1 ring steps; NCCL
+// models the two alike and runs them on the ring here).
+enum class NcclOp { kAllReduce, kGather };
 std::string nccl_protocol_name(NcclProtocol protocol);  // "LL", "LL128", "Simple"
 
 // The job an all-reduce runs in.
@@ -32,12 +35,15 @@ struct NcclJob {
 // The algorithms NCCL enables for the job: the ring and the tree, NVLS where the job has it;
 // only `job.only` where given (NVLS only where the job has it: elsewhere the ring, as NCCL
 // falls back to it).
-bool nccl_enabled(NcclAlgorithm algorithm, const NcclJob& job);
+// An all-gather or reduce-scatter runs on the ring (NCCL allows NVLS too, which moves as many
+// bytes into each GPU at a lower share of NVLink).
+bool nccl_enabled(NcclAlgorithm algorithm, const NcclJob& job, NcclOp op = NcclOp::kAllReduce);
 
-// NCCL's latency of one all-reduce of `bytes` (seconds): its base latency, plus each step's
-// hardware latency (NVLink inside a node, the network across), as ncclTopoTuneModel adds them.
+// NCCL's latency of one all-reduce (or `op`) of `bytes` (seconds): its base latency, plus each
+// step's hardware latency (NVLink inside a node, the network across), as ncclTopoTuneModel adds
+// them.
 double nccl_latency(NcclAlgorithm algorithm, NcclProtocol protocol, const NcclJob& job,
-                    double bytes);
+                    double bytes, NcclOp op = NcclOp::kAllReduce);
 // The share of the links' bandwidth the protocol's payload gets (LL: 8 bytes of data a 16-byte
 // line; LL128: 120 of 128; the tree's 0.92 and its correction by size). NVLS runs Simple
 // alone, at 1 (its share of NVLink is nvls_efficiency): 0 for the others.
@@ -45,7 +51,8 @@ double nccl_efficiency(NcclAlgorithm algorithm, NcclProtocol protocol, const Ncc
                        double bytes);
 // NCCL's cap on the algorithm bandwidth, bytes/s (LL's llMaxBws; infinite where NCCL has none
 // that binds with 16 channels or more).
-double nccl_bandwidth_cap(NcclAlgorithm algorithm, NcclProtocol protocol, const NcclJob& job);
+double nccl_bandwidth_cap(NcclAlgorithm algorithm, NcclProtocol protocol, const NcclJob& job,
+                          NcclOp op = NcclOp::kAllReduce);
 // A node's place in one of NCCL's two binary trees over `nodes` nodes (NCCL's src/graph/trees.cc):
 // tree 0 has node 0 at its root with one child, the largest power of two below `nodes`, and
 // every other node's parent and children found from its lowest set bit; tree 1 is tree 0
@@ -74,11 +81,12 @@ struct NcclChoice {
 // `seconds_per_byte[i]` is how long algorithm i's streams take a byte of the buffer on the
 // platform at full efficiency (its busiest link's load over its bandwidth).
 NcclChoice nccl_choose(const NcclJob& job, double bytes,
-                       const double seconds_per_byte[kNcclAlgorithms]);
+                       const double seconds_per_byte[kNcclAlgorithms],
+                       NcclOp op = NcclOp::kAllReduce);
 // "ring/LL", "tree/LL128", "nvls/Simple" (one node) or "nvlstree/Simple" (several).
 std::string nccl_choice_name(const NcclChoice& choice, const NcclJob& job);
 // The choice's time for one algorithm and protocol.
 NcclChoice nccl_time(NcclAlgorithm algorithm, NcclProtocol protocol, const NcclJob& job,
-                     double bytes, double seconds_per_byte);
+                     double bytes, double seconds_per_byte, NcclOp op = NcclOp::kAllReduce);
 
 }  // namespace gbasim

@@ -195,7 +195,7 @@ grep -q 'contexts/factory' <<<"$help" && fail "collective --help prints SimGrid'
 help=$("$gbasim" run --help) || fail "gbasim run --help must succeed"
 grep -q 'contexts/factory' <<<"$help" && fail "run --help prints SimGrid's configuration keys"
 check_arguments_error "--sizes: '12Q' is not a size in bytes" collective --spec "$work/tiny.json" --sizes 1M,12Q --out "$work/never.json"
-check_arguments_error "--op must be \"allreduce\", \"allgather\" or \"alltoall\", not 'bcast'" collective --spec "$work/tiny.json" --op bcast --out "$work/never.json"
+check_arguments_error "--op must be \"allreduce\", \"allgather\", \"alltoall\" or \"reducescatter\", not 'bcast'" collective --spec "$work/tiny.json" --op bcast --out "$work/never.json"
 # gbasim workload: every preset, its numbers, and a run of each mode timing it.
 presets=$("$gbasim" workload --list | awk '{print $1}') || fail "gbasim workload --list must succeed"
 [ "$(wc -w <<<"$presets")" -ge 2 ] || fail "gbasim workload --list names fewer than two presets: $presets"

@@ -4,7 +4,8 @@ latency + size / bandwidth, no cross-traffic), on small platforms built from the
 keys (`gbasim collective`): the ring all-reduce on a star, the hierarchical all-reduce on GPU
 nodes, the tree all-reduce in one chunk (and that its chunks pipeline), the all-to-all on a
 star, the all-to-all on a fat-tree with and without oversubscription, and NCCL's all-reduce
-(allreduce "nccl") where its tuner's pick is worked out by hand, which the run must name too.
+(allreduce "nccl") and its ring all-gather and reduce-scatter where its tuner's pick is worked
+out by hand, which the run must name too.
 Each must agree within 0.1%.
 
 Usage: collective_times_test.py GBASIM DEMO_SPEC"""
@@ -66,36 +67,52 @@ def all_to_all_fat_tree(n, k, over, s):
 
 # allreduce "nccl" on H100s: NCCL's NVLink rate is 370.8 of the datasheet's 450 GB/s.
 NVLINK = 370.8 / 450
+NCCL = ["cluster.allreduce=nccl", "cluster.gpu_generation=hopper"]
+ONE_NODE = ["training.workers=8", "cluster.gpus_per_node=8"] + NCCL  # of 8 H100s
+TWO_NODES = ["training.workers=8", "cluster.gpus_per_node=4"] + NCCL  # of 4, one NIC each
 
 
 def nccl_cases():
-    """(name, sets, size, algorithm, formula): NCCL's latency (v2.21.5-1, sim/nccl_model.cc),
+    """(name, op, sets, size, algorithm, formula): NCCL's latency (v2.21.5-1, sim/nccl_model.cc),
     or the streams' route latency where it is longer, plus the busiest link's bytes at its
     rate over the protocol's efficiency."""
-    nccl = ["cluster.allreduce=nccl", "cluster.gpu_generation=hopper"]
-    one_node = ["training.workers=8", "cluster.gpus_per_node=8"] + nccl
-    two_nodes = ["training.workers=8", "cluster.gpus_per_node=4"] + nccl
     ring = 2 * 7 / 8 / (BI * NVLINK)  # each GPU streams 2(n - 1)/n S to the next over NVLink
     nvls = 0.85 * 15 / 16  # NVLS's share of NCCL's NVLink rate
-    return [
+    return [(name, "allreduce", *rest) for name, *rest in [
         # 64 KiB on one node: ring/LL, 6.6 + 14 x 0.6 us, half the link's rate.
-        ("nccl all-reduce, 1 node of 8, 64 KiB", one_node, 1 << 16, "ring/LL",
+        ("nccl all-reduce, 1 node of 8, 64 KiB", ONE_NODE, 1 << 16, "ring/LL",
          15.0e-6 + (1 << 16) * ring / 0.5),
         # 1 GiB: NVLS, 25 us, (g + 1)/g of the buffer each way on every NVLink at its share.
-        ("nccl all-reduce, 1 node of 8, 1 GiB", one_node, 1 << 30, "nvls/Simple",
+        ("nccl all-reduce, 1 node of 8, 1 GiB", ONE_NODE, 1 << 30, "nvls/Simple",
          25e-6 + (1 << 30) * 9 / 8 / (BI * NVLINK * nvls)),
         # The same with the ring forced: ring/Simple, 8.4 + 14 x 3.4 us, the link's rate.
-        ("nccl all-reduce, 1 node of 8, 1 GiB, ring", one_node + ["cluster.nccl_algorithm=ring"],
+        ("nccl all-reduce, 1 node of 8, 1 GiB, ring", ONE_NODE + ["cluster.nccl_algorithm=ring"],
          1 << 30, "ring/Simple", 56.0e-6 + (1 << 30) * ring),
         # 2 nodes of 4 behind one NIC each, 256 MiB: NVLSTree, 25 + 2 x 14 us, the node sending
         # S across (the ring sends 2(n - 1)/n S) at the NIC's rate.
-        ("nccl all-reduce, 2 nodes of 4, 256 MiB", two_nodes, 1 << 28, "nvlstree/Simple",
+        ("nccl all-reduce, 2 nodes of 4, 256 MiB", TWO_NODES, 1 << 28, "nvlstree/Simple",
          53e-6 + (1 << 28) / B),
         # The tree forced: LL128, 14 + 2 x (3 x 1.25 + 8.5) us, 0.92 x 120/128 of the NIC
         # (Simple's correction at 2^22 lines of 64 bytes, 0.9, makes it slower).
-        ("nccl all-reduce, 2 nodes of 4, 256 MiB, tree", two_nodes + ["cluster.nccl_algorithm=tree"],
+        ("nccl all-reduce, 2 nodes of 4, 256 MiB, tree", TWO_NODES + ["cluster.nccl_algorithm=tree"],
          1 << 28, "tree/LL128", 38.5e-6 + (1 << 28) / B / (0.92 * 120 / 128)),
-    ]
+    ]] + nccl_gather_cases()
+
+
+def nccl_gather_cases():
+    """(name, op, sets, size, algorithm, formula): NCCL's ring all-gather and reduce-scatter,
+    n - 1 steps, each edge carrying (n - 1)/n of the buffer."""
+    gib, mib = 1 << 30, 1 << 28
+    cases = []
+    for op in ["allgather", "reducescatter"]:
+        # One node: ring/Simple, 8.4 + 7 x 3.4 us, NVLink at NCCL's rate.
+        cases.append((f"nccl {op}, 1 node of 8, 1 GiB", op, ONE_NODE, gib, "ring/Simple",
+                      32.2e-6 + gib * 7 / 8 / (BI * NVLINK)))
+        # 2 nodes of 4: 8.4 + 6 x max(3.4, 3) + 14 us (one step across), the NIC carrying
+        # (n - 1)/n of the buffer.
+        cases.append((f"nccl {op}, 2 nodes of 4, 256 MiB", op, TWO_NODES, mib, "ring/Simple",
+                      42.8e-6 + mib * 7 / 8 / B))
+    return cases
 
 
 def main():
@@ -134,8 +151,8 @@ def main():
             failures += not ok
             print(f"{'ok  ' if ok else 'FAIL'} {name}, {size} B: simulated {g * 1e3:.4f} ms, "
                   f"formula {w * 1e3:.4f} ms ({100 * error:+.4f}%)")
-    for name, sets, size, algorithm, want in nccl_cases():
-        row, = collective_timings(gbasim, spec, BASE + sets, "allreduce", [size])
+    for name, op, sets, size, algorithm, want in nccl_cases():
+        row, = collective_timings(gbasim, spec, BASE + sets, op, [size])
         error = (row["time_s"] - want) / want
         ok = abs(error) <= TOLERANCE and row["algorithm"] == algorithm
         failures += not ok
