@@ -7,7 +7,8 @@ mean staleness within 5% (or both under 0.05 steps).
 Grids:
   test  every mode at 16, 64 and 256 workers on three clusters (hosts with their own NIC on a
         star, the demo's GPU nodes, a 2:1 oversubscribed fat-tree), 2 shards, 10 steps a
-        worker; the one-queue server at 64 workers, 20 steps: what CTest runs (about 2
+        worker; the one-queue server at 64 workers, 20 steps; sync on NCCL's collectives
+        (allreduce "nccl", CM02) on the GPU nodes at 64 workers: what CTest runs (about 2
         minutes)
   full  the same with 20 steps a worker, each cluster's GBA and async at 64 workers on 8
         shards, and GBA and async at 1,024 workers on 2 shards (10 steps a worker, the star and
@@ -57,6 +58,11 @@ def cells(grid):
         if grid == "full":
             for mode in ["gba", "async"]:
                 out.append((cluster, mode, 64, 8, steps, []))
+    # Sync on NCCL's collectives (allreduce "nccl": its all-reduce and ring all-gather as
+    # streams of every channel at once), under CM02 as it is meant to run.
+    out.append(("gpu-nodes", "sync", 64, 2, steps,
+                ["cluster.allreduce=nccl", "cluster.network_model=CM02",
+                 "cluster.embedding_exchange=all_gather"]))
     if grid == "full":  # SimGrid's model takes minutes a run here: 10 steps, two clusters
         for cluster in ["star", "gpu-nodes"]:
             for mode in ["gba", "async"]:
@@ -90,7 +96,12 @@ def run(gbasim, spec, cell, solver):
 
 def label(cell):
     cluster, mode, workers, shards, steps, extra = cell
-    return (f"{cluster} | {mode}{' (one_queue)' if extra else ''} | {workers} | {shards} | "
+    note = ""
+    if "cluster.server_model=one_queue" in extra:
+        note = " (one_queue)"
+    elif "cluster.allreduce=nccl" in extra:
+        note = " (nccl, CM02)"
+    return (f"{cluster} | {mode}{note} | {workers} | {shards} | "
             f"{steps}")
 
 
