@@ -77,6 +77,90 @@ MpiJob::MpiJob(const ExperimentSpec& spec, const MpiOptions& options)
 
 MpiJob::~MpiJob() = default;
 
+namespace {
+
+// Every rank's worker record, gathered on rank 0 with each rank's host name.
+struct GatheredRecords {
+  std::vector<char> bytes;  // rank r's record at offsets[r], sizes[r] bytes long
+  std::vector<int> sizes, offsets;
+  std::vector<char> hosts;  // 256 bytes a rank
+};
+
+GatheredRecords gather_records(const Job& job, const WorkerRecord& me) {
+  Buffer mine;
+  mine.put<int64_t>(me.steps);
+  mine.put(me.compute_s);
+  mine.put(me.injected_s);
+  mine.put(me.slept_s);
+  mine.put(me.comm_s);
+  mine.put(me.step_ends.data(), me.step_ends.size());
+  GatheredRecords g;
+  int size = static_cast<int>(mine.bytes().size());
+  g.sizes.resize(job.size);
+  g.offsets.resize(job.size);
+  MPI_Gather(&size, 1, MPI_INT, g.sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int total = 0;
+  for (int r = 0; r < job.size; ++r) {
+    g.offsets[r] = total;
+    total += g.sizes[r];
+  }
+  g.bytes.resize(static_cast<size_t>(total));
+  MPI_Gatherv(mine.bytes().data(), size, MPI_BYTE, g.bytes.data(), g.sizes.data(), g.offsets.data(),
+              MPI_BYTE, 0, MPI_COMM_WORLD);
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  g.hosts.resize(job.rank == 0 ? 256 * job.size : 0);
+  MPI_Gather(host, 256, MPI_CHAR, g.hosts.data(), 256, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return g;
+}
+
+// Rank 0, after training: each snapshot evaluated on the test set, into the job's record.
+void evaluate_snapshots(Job& job) {
+  Parameters replayed = job.model.init_parameters(job.spec.seed);
+  for (const Snapshot& s : job.snapshots) {
+    replayed.dense = s.dense;
+    for (size_t k = 0; k < s.rows.size(); ++k) {
+      for (size_t i = 0; i < s.rows[k].size(); ++i)
+        replayed.tables[k].row(s.rows[k][i]) = s.values[k].row(static_cast<Eigen::Index>(i));
+    }
+    const Evaluation e = evaluate(job.model, replayed, job.data.test);
+    job.record.add_point({s.time, s.global_step, s.samples, e.auc, e.logloss});
+    if (e.diverged) {  // found after training, which went on to its budget
+      job.record.end("diverged", "the model's test predictions are not finite numbers at " +
+                                     std::to_string(s.time) + " s (global step " +
+                                     std::to_string(s.global_step) + ")");
+    }
+  }
+}
+
+// The result's "workers": each worker rank's record.
+nlohmann::ordered_json workers_json(const Job& job, const GatheredRecords& g, bool all_workers) {
+  nlohmann::ordered_json workers = nlohmann::ordered_json::array();
+  for (int r = all_workers ? 0 : 1; r < job.size; ++r) {
+    Buffer b;
+    b.bytes().assign(g.bytes.begin() + g.offsets[r], g.bytes.begin() + g.offsets[r] + g.sizes[r]);
+    const auto steps = b.get<int64_t>();
+    const auto compute = b.get<double>(), injected = b.get<double>(), slept = b.get<double>(),
+               comm = b.get<double>();
+    std::vector<double> ends(static_cast<size_t>(steps));
+    b.get(ends.data(), ends.size());
+    const int w = all_workers ? r : r - 1;
+    workers.push_back({{"worker", w},
+                       {"pool", job.pool_of(w)},
+                       {"rank", r},
+                       {"host", std::string(g.hosts.data() + 256 * r)},
+                       {"steps", steps},
+                       {"compute_s", compute},
+                       {"injected_slowdown_s", injected},
+                       {"slept_s", slept},
+                       {"comm_s", comm},
+                       {"step_ends", ends}});
+  }
+  return workers;
+}
+
+}  // namespace
+
 nlohmann::ordered_json MpiJob::run() {
   Job& job = state_->job;
   const ExperimentSpec& spec = job.spec;
@@ -97,30 +181,7 @@ nlohmann::ordered_json MpiJob::run() {
     if (holder) applied = holder->applied;
   }
   const double run_time = job.elapsed();
-
-  // Worker records to rank 0.
-  Buffer mine;
-  mine.put<int64_t>(me.steps);
-  mine.put(me.compute_s);
-  mine.put(me.injected_s);
-  mine.put(me.slept_s);
-  mine.put(me.comm_s);
-  mine.put(me.step_ends.data(), me.step_ends.size());
-  int size = static_cast<int>(mine.bytes().size());
-  std::vector<int> sizes(job.size), offsets(job.size);
-  MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  int total = 0;
-  for (int r = 0; r < job.size; ++r) {
-    offsets[r] = total;
-    total += sizes[r];
-  }
-  std::vector<char> all(static_cast<size_t>(total));
-  MPI_Gatherv(mine.bytes().data(), size, MPI_BYTE, all.data(), sizes.data(), offsets.data(),
-              MPI_BYTE, 0, MPI_COMM_WORLD);
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  std::vector<char> hosts(job.rank == 0 ? 256 * job.size : 0);
-  MPI_Gather(host, 256, MPI_CHAR, hosts.data(), 256, MPI_CHAR, 0, MPI_COMM_WORLD);
+  const GatheredRecords records = gather_records(job, me);
   if (job.rank != 0) return nullptr;
 
   if (!options.params_out.empty())
@@ -128,47 +189,12 @@ nlohmann::ordered_json MpiJob::run() {
   if (!options.quiet)
     std::cerr << "gbasim-mpi: trained in " << run_time << " s; evaluating " << job.snapshots.size()
               << " snapshots\n";
-  Parameters replayed = job.model.init_parameters(spec.seed);
-  for (const Snapshot& s : job.snapshots) {
-    replayed.dense = s.dense;
-    for (size_t k = 0; k < s.rows.size(); ++k) {
-      for (size_t i = 0; i < s.rows[k].size(); ++i)
-        replayed.tables[k].row(s.rows[k][i]) = s.values[k].row(static_cast<Eigen::Index>(i));
-    }
-    const Evaluation e = evaluate(job.model, replayed, job.data.test);
-    job.record.add_point({s.time, s.global_step, s.samples, e.auc, e.logloss});
-    if (e.diverged) {  // found after training, which went on to its budget
-      job.record.end("diverged", "the model's test predictions are not finite numbers at " +
-                                     std::to_string(s.time) + " s (global step " +
-                                     std::to_string(s.global_step) + ")");
-    }
-  }
+  evaluate_snapshots(job);
   DriverSummary driver{"wall", run_time};
   driver.before_counts = {{"snapshots", job.snapshots.size()}, {"snapshot_s", job.snapshot_s}};
   driver.after_counts = {{"ranks", job.size}};
   nlohmann::ordered_json doc = job.record.result(driver, metrics.global_steps, applied, metrics);
-  nlohmann::ordered_json workers = nlohmann::ordered_json::array();
-  for (int r = all_workers ? 0 : 1; r < job.size; ++r) {
-    Buffer b;
-    b.bytes().assign(all.begin() + offsets[r], all.begin() + offsets[r] + sizes[r]);
-    const auto steps = b.get<int64_t>();
-    const auto compute = b.get<double>(), injected = b.get<double>(), slept = b.get<double>(),
-               comm = b.get<double>();
-    std::vector<double> ends(static_cast<size_t>(steps));
-    b.get(ends.data(), ends.size());
-    const int w = all_workers ? r : r - 1;
-    workers.push_back({{"worker", w},
-                       {"pool", job.pool_of(w)},
-                       {"rank", r},
-                       {"host", std::string(hosts.data() + 256 * r)},
-                       {"steps", steps},
-                       {"compute_s", compute},
-                       {"injected_slowdown_s", injected},
-                       {"slept_s", slept},
-                       {"comm_s", comm},
-                       {"step_ends", ends}});
-  }
-  doc["workers"] = workers;
+  doc["workers"] = workers_json(job, records, all_workers);
   if (holder && holder->rule.switching())
     doc["switching"] = switching_json(spec, *holder->rule.switching(), holder->moves);
   if (!all_workers) {
@@ -210,6 +236,5 @@ nlohmann::ordered_json measure_pingpong() {
           {"bandwidth_bytes_per_s", static_cast<double>(big_bytes) / (big / 2 - latency)},
           {"method", "best of 2000 round trips of 8 B, and of 30 of 4 MiB, between ranks 0 and 1"}};
 }
-
 
 }  // namespace gbasim
