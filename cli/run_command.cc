@@ -3,7 +3,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <limits>
+#include <optional>
 
 #include "base/error.h"
 #include "base/files.h"
@@ -11,20 +14,50 @@
 #include "cli/engine_args.h"
 #include "experiment/result.h"
 #include "sim/simulation.h"
+#include "sim/timeline.h"
 
 namespace gbasim {
 
 namespace po = boost::program_options;
+
+namespace {
+
+// The timeline's options: a file, a window "FROM:TO" of simulated seconds, a cap of events.
+Timeline parse_timeline(const std::string& path, const std::string& window, int64_t events) {
+  if (path.empty()) throw po::error("--timeline-window and --timeline-events need --timeline FILE");
+  if (events < 1) throw po::error("--timeline-events must be at least 1");
+  double from = 0.0, to = std::numeric_limits<double>::infinity();
+  if (!window.empty()) {
+    const size_t colon = window.find(':');
+    char* end = nullptr;
+    bool ok = colon != std::string::npos;
+    if (ok) {
+      const std::string a = window.substr(0, colon), b = window.substr(colon + 1);
+      from = std::strtod(a.c_str(), &end);
+      ok = !a.empty() && *end == '\0';
+      to = std::strtod(b.c_str(), &end);
+      ok = ok && !b.empty() && *end == '\0';
+    }
+    if (!ok || !std::isfinite(from) || !std::isfinite(to) || from < 0.0 || to <= from) {
+      const std::string what = "simulated seconds with 0 <= FROM < TO, not '" + window + "'";
+      throw po::error("--timeline-window must be FROM:TO, " + what);
+    }
+  }
+  return Timeline(from, to, events);
+}
+
+}  // namespace
 
 int run_run(int argc, char** argv) {
   // SimGrid's own log stays quiet unless --log= asks otherwise.
   EngineArgs started = start_engine(argc, argv);
   const std::vector<std::string>& args = started.args;
 
-  std::string spec_path, out_path;
+  std::string spec_path, out_path, timeline_path, window_text;
   std::vector<std::string> overrides, fragments;
   bool quiet = false, profile = false;
   double progress_every_s = 10.0;
+  int64_t timeline_events = 1000000;
   po::options_description desc(
       "gbasim run --spec FILE [options]\n\n"
       "Simulates one training run on a SimGrid cluster and writes its JSON result.\n"
@@ -47,7 +80,16 @@ int run_run(int argc, char** argv) {
       "simulator itself, and the messages a second (bench/sim_bench.sh reads it)")(
       "progress-every", po::value(&progress_every_s)->value_name("S")->default_value(10.0),
       "wall seconds after which a line without an evaluation says where the run stands "
-      "(simulated time, steps, messages; timing-only runs have only these)");
+      "(simulated time, steps, messages; timing-only runs have only these)")(
+      "timeline", po::value(&timeline_path)->value_name("FILE"),
+      "also write the run's activity as a Trace Event file that ui.perfetto.dev and "
+      "chrome://tracing open: each worker's compute, pulls, pushes, collectives, waits and "
+      "failures, the updates and snapshots, staleness and the gradients waiting for an update "
+      "(docs/timeline.md); the result is the same with or without it")(
+      "timeline-window", po::value(&window_text)->value_name("FROM:TO"),
+      "only what overlaps these simulated seconds, e.g. 0:0.5 (default: the whole run)")(
+      "timeline-events", po::value(&timeline_events)->value_name("N")->default_value(1000000),
+      "at most N events (about 80 bytes each); recording stops there and the file says so");
   po::variables_map vm;
   if (!parse_options(args, desc, vm)) return 0;
   if (spec_path.empty()) throw po::error("--spec FILE is required");
@@ -55,9 +97,13 @@ int run_run(int argc, char** argv) {
   if (!(progress_every_s > 0.0 && std::isfinite(progress_every_s)))
     throw po::error("--progress-every must be a positive number of seconds");
 
+  std::optional<Timeline> timeline;
+  if (!timeline_path.empty() || vm.count("timeline-window") || !vm["timeline-events"].defaulted())
+    timeline.emplace(parse_timeline(timeline_path, window_text, timeline_events));
   const ExperimentSpec spec = load_spec(spec_path, with_fragments(fragments, overrides));
   if (out_path.empty()) out_path = "out/run-" + mode_name(spec.training.mode) + ".json";
   check_output_file(out_path, "result");
+  if (timeline) check_output_file(timeline_path, "timeline");
   const std::string mode = mode_name(spec.training.mode);
   const auto start = std::chrono::steady_clock::now();
   auto wall = [&] {
@@ -100,8 +146,17 @@ int run_run(int argc, char** argv) {
         std::snprintf(rest, sizeof rest, "test AUC %.4f  log-loss %.4f", p.auc, p.logloss);
         print_line(p.time, p.global_step, p.samples, rest);
       },
-      &cost, progress);
+      &cost, progress, timeline ? &*timeline : nullptr);
   write_json_atomically(out_path, result);
+  if (timeline) {
+    timeline->write(timeline_path, total_workers(spec));
+    if (!quiet) {
+      std::cerr << "gbasim run: timeline: " << timeline->events() << " events in " << timeline_path
+                << (timeline->truncated() ? " (stopped at --timeline-events; later events left out)"
+                                          : "")
+                << "\n";
+    }
+  }
   if (result.contains("trace") && result["trace"]["wraps"].get<bool>()) {
     std::cerr << "gbasim run: note: some trace workers or machines are replayed by more than "
                  "one of the "

@@ -76,7 +76,7 @@ nlohmann::ordered_json data_reads_json(const ExperimentSpec& spec,
 class Simulation {
  public:
   Simulation(const ExperimentSpec& spec, const std::function<void(const EvaluationPoint&)>& on_point,
-             SimulationCost& cost, const ProgressWatch& progress)
+             SimulationCost& cost, const ProgressWatch& progress, Timeline* timeline)
       : spec_(spec),
         on_point_(on_point),
         cost_(cost),
@@ -84,7 +84,9 @@ class Simulation {
         training_(spec, cost),
         cluster_(spec, training_.trace()),
         server_(make_server(training_, cluster_)),
-        workers_(training_, cluster_, *server_) {}
+        workers_(training_, cluster_, *server_) {
+    training_.set_timeline(timeline);
+  }
 
   nlohmann::ordered_json run();
 
@@ -123,6 +125,7 @@ Evaluation Simulation::evaluate_now() {
   cost_.evaluation_s += seconds_since(start);
   const EvaluationPoint point{training_.now(), training_.rule().global_step(),
                          training_.applied_samples(), e.auc, e.logloss};
+  if (Timeline* timeline = training_.timeline()) timeline->snapshot(point.time);
   if (const SwitchingController* s = training_.rule().switching())
     status_.push_back({point.time, mode_name(s->mode()), s->straggler_ratio()});
   training_.record().add_point(point);
@@ -330,10 +333,11 @@ nlohmann::ordered_json Simulation::failures_json() const {
 
 nlohmann::ordered_json run_simulation(const ExperimentSpec& spec,
                                       const std::function<void(const EvaluationPoint&)>& on_point,
-                                      SimulationCost* cost, const ProgressWatch& progress) {
+                                      SimulationCost* cost, const ProgressWatch& progress,
+                                      Timeline* timeline) {
   configure_network(spec.cluster);
   SimulationCost ignored;
-  Simulation simulation(spec, on_point, cost != nullptr ? *cost : ignored, progress);
+  Simulation simulation(spec, on_point, cost != nullptr ? *cost : ignored, progress, timeline);
   return simulation.run();
 }
 

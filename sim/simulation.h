@@ -40,10 +40,13 @@ struct ProgressWatch {
 };
 
 // Runs `spec` in the SimGrid engine the caller has created (one per process) and returns
-// the result document (docs/spec.md, "The result"). `on_point` sees each evaluation.
+// the result document (docs/spec.md, "The result"). `on_point` sees each evaluation;
+// `timeline`, when given, records the run's activity (sim/timeline.h).
+class Timeline;
 nlohmann::ordered_json run_simulation(const ExperimentSpec& spec,
                                       const std::function<void(const EvaluationPoint&)>& on_point = {},
                                       SimulationCost* cost = nullptr,
-                                      const ProgressWatch& progress = {});
+                                      const ProgressWatch& progress = {},
+                                      Timeline* timeline = nullptr);
 
 }  // namespace gbasim

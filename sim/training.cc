@@ -73,11 +73,18 @@ bool Training::wait_for_admission(int worker, Admission& admission, Mode& mode) 
     updated_->wait(lock);
   }
   mode = rule_.mode();
-  stats_[worker].wait_s += sg4::Engine::get_clock() - start;
+  const double end = sg4::Engine::get_clock();
+  stats_[worker].wait_s += end - start;
+  if (timeline_) timeline_->worker_span(worker, "wait for admission", start, end);
   return admission.admitted && !stop_;
 }
 
 std::optional<Gradient> Training::receive(int worker, int64_t token, Gradient gradient) {
+  if (timeline_) {
+    const double now = sg4::Engine::get_clock();
+    timeline_->counter("staleness", now, static_cast<double>(rule_.global_step() - token));
+    timeline_->counter("gradients waiting", now, static_cast<double>(++waiting_gradients_));
+  }
   const auto start = WallClock::now();
   std::optional<Gradient> update = rule_.receive(worker, token, std::move(gradient));
   cost_.rule_s += seconds_since(start);
@@ -106,6 +113,12 @@ void Training::apply_update(const Gradient& update) {
     cost_.math_s += seconds_since(start);
   }
   applied_samples_ += update.samples;
+  if (timeline_) {
+    const double now = sg4::Engine::get_clock();
+    timeline_->update(now, rule_.global_step());
+    timeline_->counter("gradients waiting", now, 0.0);
+  }
+  waiting_gradients_ = 0;
   stop_ = record_.budget().spent(applied_samples_, sg4::Engine::get_clock());
   updated_->notify_all();
 }

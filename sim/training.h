@@ -20,6 +20,7 @@
 #include "sim/messages.h"
 #include "sim/simulation.h"
 #include "sim/step_sizes.h"
+#include "sim/timeline.h"
 #include "strategies/rule_in_force.h"
 
 namespace gbasim {
@@ -106,6 +107,9 @@ class Training {
   // admissions go on.
   void move_model(const ModelMove& move, const Cluster& cluster);
   const nlohmann::ordered_json& moves() const { return moves_; }
+  // Where the run's activity is recorded (gbasim run --timeline); null: nowhere.
+  void set_timeline(Timeline* timeline) { timeline_ = timeline; }
+  Timeline* timeline() const { return timeline_; }
 
  private:
   const ExperimentSpec& spec_;
@@ -133,6 +137,8 @@ class Training {
   // Switching: a model move in progress holds every admission back.
   bool moving_ = false;
   std::optional<ModelMove> owed_move_;  // taken from the controller, to be made
+  Timeline* timeline_ = nullptr;
+  int64_t waiting_gradients_ = 0;  // received since the last update (the timeline's counter)
   nlohmann::ordered_json moves_ = nlohmann::ordered_json::array();
 
   // A move the rule asks for (a switch it completed) holds every admission back until made.

@@ -74,14 +74,19 @@ Workers::StepEnd Workers::take_step(int w, int64_t step) {
     sync_step(w, step, admission);
     return StepEnd::kDone;
   }
+  Timeline* timeline = training_.timeline();
+  const double pull_start = sg4::Engine::get_clock();
   Gradient grad = server_.pull(w, admission);
+  if (timeline) timeline->worker_span(w, "pull", pull_start, sg4::Engine::get_clock());
   if (!spend_compute(w, step)) {
     training_.lose_token(w);
     if (auto move = training_.take_owed_move()) training_.move_model(*move, cluster_);
     down(w);
     return StepEnd::kLost;
   }
+  const double push_start = sg4::Engine::get_clock();
   server_.push(w, admission.token, std::move(grad));
+  if (timeline) timeline->worker_span(w, "push", push_start, sg4::Engine::get_clock());
   return StepEnd::kDone;
 }
 
@@ -151,6 +156,8 @@ double Workers::exchange_before(int w, const SyncBytes& b, const Gradient& grad)
     exchange_with_servers(w, b.ids, owner_bytes(b.counts, 0, sizes.value_bytes(), 0.0));
     training_.count_messages(3 * b.owners);  // with the push below
   }
+  if (Timeline* timeline = training_.timeline())
+    timeline->worker_span(w, "fetch rows", start, sg4::Engine::get_clock());
   return sg4::Engine::get_clock() - start;
 }
 
@@ -173,6 +180,8 @@ double Workers::exchange_after(int w, const SyncBytes& b) {
     collectives.all_reduce(b.i, dense);
   }
   const double waited = sg4::Engine::get_clock() - start;
+  if (Timeline* timeline = training_.timeline())
+    timeline->worker_span(w, "all-reduce", start, start + waited);
   training_.count_messages(b.exchange == EmbeddingExchange::kAllGather
                                ? collectives.messages_per_step(b.i, dense)
                                : collectives.messages_per_all_reduce(b.i, dense));
@@ -243,6 +252,10 @@ bool Workers::spend_compute(int w, int64_t step) {
   }
   WorkerStats& me = training_.stats(w);
   const double spent = sg4::Engine::get_clock() - start;
+  if (Timeline* timeline = training_.timeline()) {
+    timeline->worker_span(w, done ? "compute" : "compute (lost)", start, start + spent);
+    if (!done) timeline->worker_instant(w, "failed", start + spent);
+  }
   me.compute_s += spent;
   if (!done) {
     me.failure_times.push_back(sg4::Engine::get_clock());
@@ -262,8 +275,11 @@ void Workers::down(int w) {
                           std::to_string(g.failure_rate_per_s) + " is too high for its steps)");
     sg4::this_actor::exit();
   }
+  const double start = sg4::Engine::get_clock();
   sg4::this_actor::sleep_for(g.failure_restart_s);
   training_.stats(w).down_s += g.failure_restart_s;
+  if (Timeline* timeline = training_.timeline())
+    timeline->worker_span(w, "down", start, sg4::Engine::get_clock());
   failures_[w].back(sg4::Engine::get_clock());
 }
 

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""gbasim run --timeline (sim/timeline.h) on examples/compare.json (16 workers, a quarter of them
+4x slower), timing-only:
+- the result is byte-identical with and without a timeline, in sync and in GBA;
+- the file is a Trace Event file: named tracks, one per worker;
+- sync: an update a global step; the slow workers' compute spans are 4x the others' (the
+  spec's persistent_slowdown), and the fast ones wait for them in the all-reduce;
+- GBA: the gradients waiting for an update never exceed the 16 of a global batch and fall to 0
+  at each update; an update a global step;
+- --timeline-window keeps only what overlaps it, --timeline-events stops at that many and says
+  so, and bad values are refused with the option's name.
+
+Usage: timeline_test.py GBASIM COMPARE_SPEC"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+FAILURES = []
+
+
+def check(ok, what):
+    print(f"{'ok  ' if ok else 'FAIL'} {what}")
+    if not ok:
+        FAILURES.append(what)
+
+
+def run(gbasim, spec, work, name, mode, *extra):
+    out = os.path.join(work, f"{name}.json")
+    command = [gbasim, "run", "--spec", spec, "-q", "--out", out, "--set", f"training.mode={mode}",
+               "--set", "simulation.timing_only=true", *extra]
+    done = subprocess.run(command, capture_output=True, text=True)
+    return done, out
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    gbasim, spec = sys.argv[1:]
+    slow = set()
+    with tempfile.TemporaryDirectory() as work:
+        traces = {}
+        for mode in ["sync", "gba"]:
+            plain, plain_out = run(gbasim, spec, work, f"{mode}-plain", mode)
+            trace = os.path.join(work, f"{mode}-timeline.json")
+            traced, traced_out = run(gbasim, spec, work, f"{mode}-traced", mode, "--timeline", trace)
+            check(plain.returncode == 0 and traced.returncode == 0, f"{mode}: both runs end well")
+            with open(plain_out, "rb") as a, open(traced_out, "rb") as b:
+                check(a.read() == b.read(), f"{mode}: the result is the same with a timeline")
+            traces[mode] = (load(trace), load(traced_out)["summary"])
+
+        doc, summary = traces["sync"]
+        events = doc["traceEvents"]
+        names = {e["args"]["name"] for e in events if e["ph"] == "M"}
+        check({"workers", "training", "updates", "snapshots"} <= names and
+              all(f"worker {w}" in names for w in range(16)), "sync: tracks are named")
+        check(not doc["otherData"]["truncated"], "sync: the whole run fits the default cap")
+        updates = [e for e in events if e["name"] == "update"]
+        check(len(updates) == summary["global_steps"],
+              f"sync: {len(updates)} updates for {summary['global_steps']} global steps")
+        compute = {}
+        for e in events:
+            if e["name"] == "compute":
+                compute.setdefault(e["tid"], []).append(e["dur"])
+        means = {w: statistics.mean(d) for w, d in compute.items()}
+        fastest = min(means.values())
+        slow = {w for w, m in means.items() if m > 2 * fastest}
+        ratio = statistics.mean(means[w] for w in slow) / statistics.mean(
+            m for w, m in means.items() if w not in slow) if slow else 0.0
+        check(len(slow) == 4 and 3.6 < ratio < 4.4,
+              f"sync: {len(slow)} slow workers computing {ratio:.2f}x as long (4 at 4x)")
+        waits = {}
+        for e in events:
+            if e["name"] == "all-reduce":
+                waits.setdefault(e["tid"], []).append(e["dur"])
+        fast_wait = statistics.mean(statistics.mean(waits[w]) for w in waits if w not in slow)
+        slow_wait = statistics.mean(statistics.mean(waits[w]) for w in waits if w in slow)
+        check(fast_wait > 3 * slow_wait,
+              f"sync: the fast workers' all-reduce takes {fast_wait / slow_wait:.1f}x the slow "
+              "ones' (they wait for them)")
+
+        doc, summary = traces["gba"]
+        events = doc["traceEvents"]
+        waiting = [e["args"]["value"] for e in events if e["name"] == "gradients waiting"]
+        check(waiting and max(waiting) == 16, f"gba: at most {max(waiting)} gradients wait (16)")
+        updates = [e for e in events if e["name"] == "update"]
+        check(len(updates) == summary["global_steps"],
+              f"gba: {len(updates)} updates for {summary['global_steps']} global steps")
+        check(sum(1 for v in waiting if v == 0) == len(updates),
+              "gba: the gradients waiting fall to 0 at each update")
+
+        # The window and the cap.
+        trace = os.path.join(work, "window.json")
+        done, _ = run(gbasim, spec, work, "window", "gba", "--timeline", trace,
+                      "--timeline-window", "0.5:0.6")
+        inside = all(e["ts"] <= 0.6e6 and e["ts"] + e.get("dur", 0) >= 0.5e6
+                     for e in load(trace)["traceEvents"] if "ts" in e)
+        check(done.returncode == 0 and inside, "--timeline-window 0.5:0.6 keeps what overlaps it")
+        trace = os.path.join(work, "cap.json")
+        done, _ = run(gbasim, spec, work, "cap", "gba", "--timeline", trace,
+                      "--timeline-events", "50")
+        capped = load(trace)
+        kept = sum(1 for e in capped["traceEvents"] if e["ph"] != "M")
+        check(done.returncode == 0 and kept == 50 and capped["otherData"]["truncated"],
+              f"--timeline-events 50 keeps {kept} and marks the file truncated")
+        for bad, want in [(["--timeline-window", "0.6:0.5", "--timeline", trace],
+                           "--timeline-window must be FROM:TO"),
+                          (["--timeline-window", "0:1"], "need --timeline FILE"),
+                          (["--timeline", trace, "--timeline-events", "0"],
+                           "--timeline-events must be at least 1")]:
+            done, out = run(gbasim, spec, work, "bad", "gba", *bad)
+            check(done.returncode != 0 and want in done.stderr and not os.path.exists(out),
+                  f"{' '.join(bad[:2])}: refused ({want})")
+    print(f"timeline: {len(FAILURES)} failed")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
