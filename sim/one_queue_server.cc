@@ -127,7 +127,10 @@ class OneQueueServer : public Server {
     // The server sends the grant itself and goes on once it is through, as gbasim-mpi's does
     // (a blocking send); so grants go out one after another.
     grants_slots_[w] = admission;
+    const double start = sg4::Engine::get_clock();
     grants_[w].put(&grants_slots_[w], bytes);
+    if (Timeline* timeline = training_.timeline())
+      timeline->server_span("grant", start, sg4::Engine::get_clock());
     return true;
   }
 

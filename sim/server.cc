@@ -6,6 +6,7 @@ namespace gbasim {
 
 std::optional<Gradient> take_in(Training& training, const Cluster& cluster, int worker,
                                 int64_t token, Gradient gradient) {
+  const double start = sg4::Engine::get_clock();
   const ExperimentSpec& spec = training.spec();
   double own = spec.cost.server_flops_per_push;
   const Mode mode = training.rule().mode();
@@ -16,6 +17,8 @@ std::optional<Gradient> take_in(Training& training, const Cluster& cluster, int 
   std::unique_lock lock(*training.mutex());
   std::optional<Gradient> update = training.receive(worker, token, std::move(gradient));
   if (update) training.apply_update(*update);
+  if (Timeline* timeline = training.timeline())
+    timeline->server_span("take in", start, sg4::Engine::get_clock());
   return update;
 }
 
@@ -24,7 +27,10 @@ void charge_update(const Training& training, const Cluster& cluster, const Gradi
   const double flops =
       spec.cost.update_flops_per_value * training.sizes().updated_values(update) /
       static_cast<double>(cluster.servers().size());
+  const double start = sg4::Engine::get_clock();
   cluster.run_flops(flops, spec.cluster.ps_cores);
+  if (Timeline* timeline = training.timeline())
+    timeline->server_span("apply update", start, sg4::Engine::get_clock());
 }
 
 }  // namespace gbasim

@@ -10,9 +10,10 @@ namespace gbasim {
 namespace {
 
 // Track ids: the workers are process 1, one thread a worker; the training is process 2, its
-// updates thread 0 and its snapshots thread 1, and it holds the counters. The workers' process
+// updates thread 0 and its snapshots thread 1, and it holds the counters; the parameter
+// server's actor is process 3. The workers' process
 // name is the first event, written without a comma before it.
-constexpr int kWorkers = 1, kTraining = 2;
+constexpr int kWorkers = 1, kTraining = 2, kServer = 3;
 
 double us(double seconds) { return seconds * 1e6; }
 
@@ -41,6 +42,14 @@ void Timeline::worker_span(int w, const char* what, double start, double end) {
   char e[200];
   std::snprintf(e, sizeof e, R"({"name":"%s","ph":"X","ts":%.3f,"dur":%.3f,"pid":%d,"tid":%d})",
                 what, us(start), us(end - start), kWorkers, w);
+  add(e);
+}
+
+void Timeline::server_span(const char* what, double start, double end) {
+  if (end <= start || !keep(start, end)) return;
+  char e[200];
+  std::snprintf(e, sizeof e, R"({"name":"%s","ph":"X","ts":%.3f,"dur":%.3f,"pid":%d,"tid":0})",
+                what, us(start), us(end - start), kServer);
   add(e);
 }
 
@@ -92,6 +101,8 @@ void Timeline::write(const std::string& path, int workers) const {
   name("process_name", kTraining, 0, "training");
   name("thread_name", kTraining, 0, "updates");
   name("thread_name", kTraining, 1, "snapshots");
+  name("process_name", kServer, 0, "parameter server");
+  name("thread_name", kServer, 0, "server");
   text += body_;
   std::snprintf(e, sizeof e,
                 "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"clock\":\"simulated "

@@ -1,6 +1,6 @@
 // A run's activity for a person to look at (gbasim run --timeline FILE): every worker's compute,
-// communication, waits and failures as spans on its own track, the applied updates and the
-// snapshots as instants on the training's tracks, and the staleness of each gradient and the
+// communication, waits and failures as spans on its own track, the parameter server's work on
+// its own, the applied updates and the snapshots as instants on the training's tracks, and the staleness of each gradient and the
 // gradients waiting for the next update as counters. Written in the Trace Event format that
 // Perfetto (ui.perfetto.dev) and chrome://tracing open, in simulated microseconds.
 //
@@ -25,6 +25,9 @@ class Timeline {
   void worker_span(int w, const char* what, double start, double end);
   // Something happened to worker w at `t` (a lost gradient).
   void worker_instant(int w, const char* what, double t);
+  // The parameter server's actor was doing `what` (taking a gradient in, applying an update,
+  // sending a grant) from `start` to `end`.
+  void server_span(const char* what, double start, double end);
   // An update was applied (global step `step`), or the parameters were snapshotted.
   void update(double t, int64_t step);
   void snapshot(double t);

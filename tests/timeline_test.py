@@ -6,7 +6,7 @@
 - sync: an update a global step; the slow workers' compute spans are 4x the others' (the
   spec's persistent_slowdown), and the fast ones wait for them in the all-reduce;
 - GBA: the gradients waiting for an update never exceed the 16 of a global batch and fall to 0
-  at each update; an update a global step;
+  at each update; an update a global step, each applied on the server's track;
 - --timeline-window keeps only what overlaps it, --timeline-events stops at that many and says
   so, and bad values are refused with the option's name.
 
@@ -95,6 +95,9 @@ def main():
               f"gba: {len(updates)} updates for {summary['global_steps']} global steps")
         check(sum(1 for v in waiting if v == 0) == len(updates),
               "gba: the gradients waiting fall to 0 at each update")
+        applied = [e for e in events if e["name"] == "apply update" and e["pid"] == 3]
+        check(len(applied) == len(updates),
+              f"gba: the server's track has {len(applied)} updates applied, one an update")
 
         # The window and the cap.
         trace = os.path.join(work, "window.json")
