@@ -105,7 +105,8 @@ int run_collective(int argc, char** argv) {
   const double factor = bus_factor(op, n);
   std::printf("# %s on %d ranks (%s, %s ring model, %d per node)\n", collective_name(op).c_str(), n,
               allreduce_name(spec.cluster.allreduce).c_str(),
-              ring_model_name(spec.cluster.ring_model).c_str(), spec.cluster.gpus_per_node);
+              ring_model_name(spec.cluster.ring_model).c_str(),
+              spec.cluster.gpu_node.gpus_per_node);
   std::printf("%14s %14s %14s %14s  %s\n", "size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
               "algorithm");
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();

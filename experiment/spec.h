@@ -112,6 +112,68 @@ void from_json(const Json& j, PoolSpec& p) {
   if (j.contains("worker_speed")) p.worker_speed = j["worker_speed"].template get<double>();
 }
 
+// Workers per node and what joins them (the cluster keys gpus_per_node to cpu_vendor).
+struct GpuNodeSpec {
+  // 1: every worker a host with its own NIC, as a GPU server with one GPU.
+  // g > 1: GPU nodes of g workers each, every worker's link to the node's switch
+  // (intra_node_bandwidth, intra_node_latency: NVLink or PCIe), the node's NICs one link of
+  // nics_per_node x nic_bandwidth to the network.
+  int gpus_per_node = 1;
+  double intra_node_bandwidth = 1.5e11;  // bytes/s per GPU and direction (V100 NVLink 2)
+  double intra_node_latency = 2e-6;      // seconds
+  // A GPU's path to its node's NICs, apart from the intra-node links (GPUDirect RDMA over
+  // PCIe): each direction. PCIe 3.0 x16: 8 GT/s x 16 lanes x 128/130 = 15.75 GB/s.
+  double gpu_nic_bandwidth = 1.575e10;
+  double gpu_nic_latency = 1e-6;  // seconds, an estimate
+  int nics_per_node = 1;
+  // allreduce "nccl": the GPUs' generation (NCCL's NVLink rate and LL caps; Volta's, as the
+  // default intra_node_bandwidth is V100's) and the hosts' CPU vendor (NCCL's network post
+  // overhead and multi-node LL caps).
+  GpuGeneration gpu_generation = GpuGeneration::kVolta;
+  CpuVendor cpu_vendor = CpuVendor::kIntel;
+};
+
+// The topologies' own keys (cluster.fat_tree, cluster.torus, cluster.dragonfly).
+struct FatTreeSpec {
+  // topology "fat_tree": nodes (worker nodes, then one node a server shard) hang off leaf
+  // switches of nodes_per_switch each; every leaf switch has nodes_per_switch /
+  // oversubscription links up, one to each spine switch; every link has the NIC's bandwidth.
+  int nodes_per_switch = 8;
+  int oversubscription = 1;
+};
+
+struct TorusSpec {
+  // topology "torus": the nodes (worker nodes, then one a server shard) are the points of a
+  // torus of these dimensions, each with one link to its next point in every dimension (the
+  // NIC's bandwidth); empty: one ring of every node.
+  std::vector<int> dimensions;
+};
+
+struct DragonflySpec {
+  // topology "dragonfly": the nodes hang off routers, nodes_per_router each, a router one of
+  // routers[0] in a chassis, a chassis one of chassis[0] in a group, groups[0] groups; the
+  // second number of each is the links between two routers of a chassis, two chassis of a
+  // group, two groups (SimGrid's dragonfly zone).
+  std::vector<int> groups = {2, 1};
+  std::vector<int> chassis = {2, 1};
+  std::vector<int> routers = {2, 1};
+  int nodes_per_router = 2;
+};
+
+// The shared machine (the cluster keys shared_cores and time_slice_s).
+struct SharedMachineSpec {
+  // 0: every worker and server shard is a host of its own. n > 0: they are processes of one
+  // machine with n cores of worker_speed each (as gbasim-mpi's ranks on this machine):
+  // every computation shares those cores, and stragglers sleep (slowdown - 1) x their
+  // compute as real ranks do; each rank keeps its own link (nic_bandwidth, nic_latency).
+  int cores = 0;
+  // With cores: 0 shares the cores among every computation in progress at once
+  // (processor sharing). t > 0: as an operating system's scheduler, a computation has a core
+  // to itself for up to t seconds, then queues again; waiting ones take the cores in
+  // arrival order.
+  double time_slice_s = 0.0;
+};
+
 struct ClusterSpec {
   // A cluster file (JSON of the keys below; platforms/ ships some), read first: the spec's
   // own cluster keys override its values. Relative to the spec file's folder.
@@ -137,42 +199,12 @@ struct ClusterSpec {
   // allreduce "tree": the chunk each tree pass carries (NCCL's default 4 MiB buffer in its
   // 8 steps).
   double tree_chunk_bytes = 524288;
-  // Workers per node. 1: every worker a host with its own NIC, as a GPU server with one GPU.
-  // g > 1: GPU nodes of g workers each, every worker's link to the node's switch
-  // (intra_node_bandwidth, intra_node_latency: NVLink or PCIe), the node's NICs one link of
-  // nics_per_node x nic_bandwidth to the network.
-  int gpus_per_node = 1;
-  double intra_node_bandwidth = 1.5e11;  // bytes/s per GPU and direction (V100 NVLink 2)
-  double intra_node_latency = 2e-6;      // seconds
-  // A GPU's path to its node's NICs, apart from the intra-node links (GPUDirect RDMA over
-  // PCIe): each direction. PCIe 3.0 x16: 8 GT/s x 16 lanes x 128/130 = 15.75 GB/s.
-  double gpu_nic_bandwidth = 1.575e10;
-  double gpu_nic_latency = 1e-6;  // seconds, an estimate
-  int nics_per_node = 1;
-  // allreduce "nccl": the GPUs' generation (NCCL's NVLink rate and LL caps; Volta's, as the
-  // default intra_node_bandwidth is V100's) and the hosts' CPU vendor (NCCL's network post
-  // overhead and multi-node LL caps).
-  GpuGeneration gpu_generation = GpuGeneration::kVolta;
-  CpuVendor cpu_vendor = CpuVendor::kIntel;
+  GpuNodeSpec gpu_node;
   NcclAlgorithm nccl_algorithm = NcclAlgorithm::kAuto;
   Topology topology = Topology::kStar;
-  // topology "fat_tree": nodes (worker nodes, then one node a server shard) hang off leaf
-  // switches of nodes_per_switch each; every leaf switch has nodes_per_switch /
-  // oversubscription links up, one to each spine switch; every link has the NIC's bandwidth.
-  int fat_tree_nodes_per_switch = 8;
-  int fat_tree_oversubscription = 1;
-  // topology "torus": the nodes (worker nodes, then one a server shard) are the points of a
-  // torus of these dimensions, each with one link to its next point in every dimension (the
-  // NIC's bandwidth); empty: one ring of every node.
-  std::vector<int> torus_dimensions;
-  // topology "dragonfly": the nodes hang off routers, nodes_per_router each, a router one of
-  // routers[0] in a chassis, a chassis one of chassis[0] in a group, groups[0] groups; the
-  // second number of each is the links between two routers of a chassis, two chassis of a
-  // group, two groups (SimGrid's dragonfly zone).
-  std::vector<int> dragonfly_groups = {2, 1};
-  std::vector<int> dragonfly_chassis = {2, 1};
-  std::vector<int> dragonfly_routers = {2, 1};
-  int dragonfly_nodes_per_router = 2;
+  FatTreeSpec fat_tree;
+  TorusSpec torus;
+  DragonflySpec dragonfly;
   // A SimGrid XML platform file instead of the keys above (relative to the spec's folder, or
   // to the cluster file's that names it), and the hosts that play each role: one worker a
   // host in worker order, one parameter-server shard a host.
@@ -183,16 +215,7 @@ struct ClusterSpec {
   std::string platform_xml_file;  // platform_xml as load_spec found it (not a key)
   std::vector<std::string> worker_hosts;
   std::vector<std::string> server_hosts;
-  // 0: every worker and server shard is a host of its own. n > 0: they are processes of one
-  // machine with n cores of worker_speed each (as gbasim-mpi's ranks on this machine):
-  // every computation shares those cores, and stragglers sleep (slowdown - 1) x their
-  // compute as real ranks do; each rank keeps its own link (nic_bandwidth, nic_latency).
-  int shared_cores = 0;
-  // With shared_cores: 0 shares the cores among every computation in progress at once
-  // (processor sharing). t > 0: as an operating system's scheduler, a computation has a core
-  // to itself for up to t seconds, then queues again; waiting ones take the cores in
-  // arrival order.
-  double time_slice_s = 0.0;
+  SharedMachineSpec shared_machine;
   // How the parameter server is modelled (sim/server.h). kSharded: admissions (the token and
   // the parameter pull) do not pass through the server, and a push is acknowledged once its
   // update is done. kOneQueue: as gbasim-mpi's server, one queue of admissions and pushes

@@ -22,7 +22,7 @@ struct Checks {
   // What several sections read.
   const ClusterSpec& c = s.cluster;
   const bool one_queue = c.server_model == ServerModel::kOneQueue;
-  const int per_switch = c.fat_tree_nodes_per_switch, over = c.fat_tree_oversubscription;
+  const int per_switch = c.fat_tree.nodes_per_switch, over = c.fat_tree.oversubscription;
   static constexpr double kMinSpeed = 1e3, kMaxSpeed = 1e18;  // flop/s
 
   [[noreturn]] void fail(const std::string& key, const std::string& what) const {
@@ -90,10 +90,10 @@ void Checks::check_cluster() const {
   }
   within("cluster.ps_speed", c.ps_speed, kMinSpeed, kMaxSpeed);
   if (c.ps_cores < 1 || c.ps_cores > 4096) fail("cluster.ps_cores", "must lie in [1, 4096]");
-  if (c.shared_cores < 0) fail("cluster.shared_cores", "must not be negative");
-  if (!(c.time_slice_s >= 0.0)) fail("cluster.time_slice_s", "must not be negative");
-  within("cluster.time_slice_s", c.time_slice_s, 0.0, 1.0);
-  if (c.time_slice_s > 0.0 && c.shared_cores == 0)
+  if (c.shared_machine.cores < 0) fail("cluster.shared_cores", "must not be negative");
+  if (!(c.shared_machine.time_slice_s >= 0.0)) fail("cluster.time_slice_s", "must not be negative");
+  within("cluster.time_slice_s", c.shared_machine.time_slice_s, 0.0, 1.0);
+  if (c.shared_machine.time_slice_s > 0.0 && c.shared_machine.cores == 0)
     fail("cluster.time_slice_s", "needs cluster.shared_cores");
   if (one_queue && c.ps_shards != 1)
     fail("cluster.server_model", "one_queue needs cluster.ps_shards = 1");
@@ -108,16 +108,16 @@ void Checks::check_cluster() const {
   within("cluster.nic_latency", c.nic_latency, 0.0, 1.0);  // seconds
   if (c.network_model != "LV08" && c.network_model != "CM02")
     fail("cluster.network_model", "must be LV08 or CM02");
-  if (c.gpus_per_node < 1 || c.gpus_per_node > 4096)
+  if (c.gpu_node.gpus_per_node < 1 || c.gpu_node.gpus_per_node > 4096)
     fail("cluster.gpus_per_node", "must lie in [1, 4096]");
-  if (s.training.num_workers % c.gpus_per_node != 0)
+  if (s.training.num_workers % c.gpu_node.gpus_per_node != 0)
     fail("cluster.gpus_per_node", "must divide training.workers (nodes are alike)");
-  within("cluster.intra_node_bandwidth", c.intra_node_bandwidth, 1e3, 1e13);  // bytes/s
-  within("cluster.intra_node_latency", c.intra_node_latency, 0.0, 1.0);       // seconds
-  within("cluster.gpu_nic_bandwidth", c.gpu_nic_bandwidth, 1e3, 1e13);         // bytes/s
-  within("cluster.gpu_nic_latency", c.gpu_nic_latency, 0.0, 1.0);             // seconds
+  within("cluster.intra_node_bandwidth", c.gpu_node.intra_node_bandwidth, 1e3, 1e13);  // bytes/s
+  within("cluster.intra_node_latency", c.gpu_node.intra_node_latency, 0.0, 1.0);       // seconds
+  within("cluster.gpu_nic_bandwidth", c.gpu_node.gpu_nic_bandwidth, 1e3, 1e13);        // bytes/s
+  within("cluster.gpu_nic_latency", c.gpu_node.gpu_nic_latency, 0.0, 1.0);             // seconds
   within("cluster.tree_chunk_bytes", c.tree_chunk_bytes, 1.0, 1e12);
-  if (c.nics_per_node < 1 || c.nics_per_node > 64)
+  if (c.gpu_node.nics_per_node < 1 || c.gpu_node.nics_per_node > 64)
     fail("cluster.nics_per_node", "must lie in [1, 64]");
   if (per_switch < 1 || per_switch > 4096)
     fail("cluster.fat_tree.nodes_per_switch", "must lie in [1, 4096]");
@@ -144,45 +144,46 @@ void Checks::check_topology() const {
         if (changed) fail(key, topology + name + ignored);
     };
     refuse(Topology::kFatTree, "fat_tree",
-           {{"cluster.fat_tree.nodes_per_switch", per_switch != d.fat_tree_nodes_per_switch},
-            {"cluster.fat_tree.oversubscription", over != d.fat_tree_oversubscription}});
-    refuse(Topology::kTorus, "torus", {{"cluster.torus.dimensions", !c.torus_dimensions.empty()}});
+           {{"cluster.fat_tree.nodes_per_switch", per_switch != d.fat_tree.nodes_per_switch},
+            {"cluster.fat_tree.oversubscription", over != d.fat_tree.oversubscription}});
+    refuse(Topology::kTorus, "torus", {{"cluster.torus.dimensions", !c.torus.dimensions.empty()}});
     refuse(Topology::kDragonfly, "dragonfly",
-           {{"cluster.dragonfly.groups", c.dragonfly_groups != d.dragonfly_groups},
-            {"cluster.dragonfly.chassis", c.dragonfly_chassis != d.dragonfly_chassis},
-            {"cluster.dragonfly.routers", c.dragonfly_routers != d.dragonfly_routers},
+           {{"cluster.dragonfly.groups", c.dragonfly.groups != d.dragonfly.groups},
+            {"cluster.dragonfly.chassis", c.dragonfly.chassis != d.dragonfly.chassis},
+            {"cluster.dragonfly.routers", c.dragonfly.routers != d.dragonfly.routers},
             {"cluster.dragonfly.nodes_per_router",
-             c.dragonfly_nodes_per_router != d.dragonfly_nodes_per_router}});
+             c.dragonfly.nodes_per_router != d.dragonfly.nodes_per_router}});
   }
   // A torus's points and a dragonfly's leaves must hold every worker node and server shard.
-  const int64_t leaves = s.training.num_workers / std::max(c.gpus_per_node, 1) + c.ps_shards;
+  const int64_t leaves =
+      s.training.num_workers / std::max(c.gpu_node.gpus_per_node, 1) + c.ps_shards;
   if (c.topology == Topology::kTorus) {
     int64_t points = 1;
-    for (size_t i = 0; i < c.torus_dimensions.size(); ++i) {
-      const int d = c.torus_dimensions[i];
+    for (size_t i = 0; i < c.torus.dimensions.size(); ++i) {
+      const int d = c.torus.dimensions[i];
       if (d < 1 || d > 4096)
         fail("cluster.torus.dimensions[" + std::to_string(i) + "]", "must lie in [1, 4096]");
       points *= d;
       if (points > (int64_t{1} << 20))
         fail("cluster.torus.dimensions", "must make at most 2^20 points");
     }
-    if (!c.torus_dimensions.empty() && points < leaves)
+    if (!c.torus.dimensions.empty() && points < leaves)
       fail("cluster.torus.dimensions",
            "make " + std::to_string(points) + " points, and the cluster has " +
                std::to_string(leaves) + " nodes (worker nodes and server shards)");
   }
   if (c.topology == Topology::kDragonfly) {
-    int64_t points = c.dragonfly_nodes_per_router;
-    for (auto [key, level] : {std::pair{"groups", &c.dragonfly_groups},
-                              std::pair{"chassis", &c.dragonfly_chassis},
-                              std::pair{"routers", &c.dragonfly_routers}}) {
+    int64_t points = c.dragonfly.nodes_per_router;
+    for (auto [key, level] :
+         {std::pair{"groups", &c.dragonfly.groups}, std::pair{"chassis", &c.dragonfly.chassis},
+          std::pair{"routers", &c.dragonfly.routers}}) {
       const std::string name = std::string("cluster.dragonfly.") + key;
       if (level->size() != 2 || (*level)[0] < 1 || (*level)[0] > 4096 || (*level)[1] < 1 ||
           (*level)[1] > 64)
         fail(name, "must be [count, links] with count in [1, 4096] and links in [1, 64]");
       points *= (*level)[0];
     }
-    if (c.dragonfly_nodes_per_router < 1 || c.dragonfly_nodes_per_router > 4096)
+    if (c.dragonfly.nodes_per_router < 1 || c.dragonfly.nodes_per_router > 4096)
       fail("cluster.dragonfly.nodes_per_router", "must lie in [1, 4096]");
     if (points > (int64_t{1} << 20)) fail("cluster.dragonfly", "must make at most 2^20 leaves");
     if (points < leaves)
@@ -195,14 +196,14 @@ void Checks::check_topology() const {
 
 // What the cluster's parts allow together: shared cores, stragglers on nodes, pools, failures, an XML platform.
 void Checks::check_combinations() const {
-  const bool nodes = c.gpus_per_node > 1 || c.topology != Topology::kStar;
+  const bool nodes = c.gpu_node.gpus_per_node > 1 || c.topology != Topology::kStar;
   const bool xml = !c.platform_xml.empty();
-  if (c.shared_cores > 0 && (nodes || xml))
+  if (c.shared_machine.cores > 0 && (nodes || xml))
     fail("cluster.shared_cores", "is one machine: it cannot be combined with GPU nodes, a "
                                  "topology other than the star, or an XML platform");
   const StragglerConfig& g = s.stragglers;
   const bool usage = is_usage_format(g.trace_format);
-  if ((c.gpus_per_node > 1 || c.topology != Topology::kStar) &&
+  if ((c.gpu_node.gpus_per_node > 1 || c.topology != Topology::kStar) &&
       (g.network_rate_per_s > 0.0 || usage)) {
     fail(g.network_rate_per_s > 0.0 ? "stragglers.network_rate_per_s" : "stragglers.trace.format",
          "slows a worker's own NIC, which only cluster.topology \"star\" with "
@@ -217,14 +218,15 @@ void Checks::check_combinations() const {
     const char* why = nullptr;
     if (!s.switching.enabled()) why = "take training only by a scheduled switch (training.switching)";
     else if (nodes || xml) why = "are hosts on the star: they need cluster.topology \"star\", gpus_per_node 1 and no platform_xml";
-    else if (c.shared_cores > 0) why = "cannot be combined with cluster.shared_cores";
+    else if (c.shared_machine.cores > 0)
+      why = "cannot be combined with cluster.shared_cores";
     else if (one_queue) why = "need cluster.server_model \"sharded\"";
     else if (!g.trace_format.empty()) why = "cannot replay a trace yet (stragglers.trace)";
     if (why != nullptr) fail("cluster.pools", why);
   }
   if (g.server_failure_rate_per_s > 0.0 && one_queue)
     fail("stragglers.failures.server_rate_per_s", "needs cluster.server_model \"sharded\"");
-  if (g.server_failure_rate_per_s > 0.0 && c.shared_cores > 0) {
+  if (g.server_failure_rate_per_s > 0.0 && c.shared_machine.cores > 0) {
     fail("stragglers.failures.server_rate_per_s",
          "cannot be combined with cluster.shared_cores (a shared machine replays real ranks, "
          "which do not fail)");
@@ -235,7 +237,7 @@ void Checks::check_combinations() const {
            "needs cluster.server_model \"sharded\" (the one-queue model answers requests, and a "
            "failed worker's token would stay out)");
     }
-    if (c.shared_cores > 0) {
+    if (c.shared_machine.cores > 0) {
       fail("stragglers.failures.rate_per_s",
            "cannot be combined with cluster.shared_cores (a shared machine replays real ranks, "
            "which do not fail)");

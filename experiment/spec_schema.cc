@@ -117,26 +117,26 @@ void visit(V& v, ExperimentSpec& s) {
     v.named("embedding_exchange", c.embedding_exchange, parse_embedding_exchange,
             embedding_exchange_name);
     v.field("tree_chunk_bytes", c.tree_chunk_bytes);
-    v.field("gpus_per_node", c.gpus_per_node);
-    v.field("intra_node_bandwidth", c.intra_node_bandwidth);
-    v.field("intra_node_latency", c.intra_node_latency);
-    v.field("gpu_nic_bandwidth", c.gpu_nic_bandwidth);
-    v.field("gpu_nic_latency", c.gpu_nic_latency);
-    v.field("nics_per_node", c.nics_per_node);
-    v.named("gpu_generation", c.gpu_generation, parse_gpu_generation, gpu_generation_name);
-    v.named("cpu_vendor", c.cpu_vendor, parse_cpu_vendor, cpu_vendor_name);
+    v.field("gpus_per_node", c.gpu_node.gpus_per_node);
+    v.field("intra_node_bandwidth", c.gpu_node.intra_node_bandwidth);
+    v.field("intra_node_latency", c.gpu_node.intra_node_latency);
+    v.field("gpu_nic_bandwidth", c.gpu_node.gpu_nic_bandwidth);
+    v.field("gpu_nic_latency", c.gpu_node.gpu_nic_latency);
+    v.field("nics_per_node", c.gpu_node.nics_per_node);
+    v.named("gpu_generation", c.gpu_node.gpu_generation, parse_gpu_generation, gpu_generation_name);
+    v.named("cpu_vendor", c.gpu_node.cpu_vendor, parse_cpu_vendor, cpu_vendor_name);
     v.named("nccl_algorithm", c.nccl_algorithm, parse_nccl_algorithm, nccl_algorithm_name);
     v.named("topology", c.topology, parse_topology, topology_name);
     v.section("fat_tree", [&] {
-      v.field("nodes_per_switch", c.fat_tree_nodes_per_switch);
-      v.field("oversubscription", c.fat_tree_oversubscription);
+      v.field("nodes_per_switch", c.fat_tree.nodes_per_switch);
+      v.field("oversubscription", c.fat_tree.oversubscription);
     });
-    v.section("torus", [&] { v.field("dimensions", c.torus_dimensions); });
+    v.section("torus", [&] { v.field("dimensions", c.torus.dimensions); });
     v.section("dragonfly", [&] {
-      v.field("groups", c.dragonfly_groups);
-      v.field("chassis", c.dragonfly_chassis);
-      v.field("routers", c.dragonfly_routers);
-      v.field("nodes_per_router", c.dragonfly_nodes_per_router);
+      v.field("groups", c.dragonfly.groups);
+      v.field("chassis", c.dragonfly.chassis);
+      v.field("routers", c.dragonfly.routers);
+      v.field("nodes_per_router", c.dragonfly.nodes_per_router);
     });
     v.field("pools", c.pools);
     v.field("platform_xml", c.platform_xml);
@@ -144,8 +144,8 @@ void visit(V& v, ExperimentSpec& s) {
       v.field("workers", c.worker_hosts);
       v.field("servers", c.server_hosts);
     });
-    v.field("shared_cores", c.shared_cores);
-    v.field("time_slice_s", c.time_slice_s);
+    v.field("shared_cores", c.shared_machine.cores);
+    v.field("time_slice_s", c.shared_machine.time_slice_s);
     v.named("server_model", c.server_model, parse_server_model, server_model_name);
     v.field("ps_service_seed", c.ps_service_seed);
   });

@@ -89,7 +89,7 @@ void configure_network(const ClusterSpec& spec) {
 }
 
 Cluster::Cluster(const ExperimentSpec& spec, const ReplayedTrace& trace)
-    : spec_(spec), trace_(trace), gpus_per_node_(spec.cluster.gpus_per_node) {
+    : spec_(spec), trace_(trace), gpus_per_node_(spec.cluster.gpu_node.gpus_per_node) {
   const ClusterSpec& c = spec.cluster;
   if (spec.stragglers.network_rate_per_s > 0.0 || !bandwidth_changes(trace).empty()) {
     // Links change bandwidth over time. SimGrid 3.32 then adds the change of the weight-S term
@@ -224,14 +224,14 @@ std::pair<sg4::NetZone*, NetPoint*> Cluster::create_node(sg4::NetZone* parent, i
   for (int i = 0; i < gpus_per_node_; ++i) {
     const int w = k * gpus_per_node_ + i;
     hosts.push_back(create_worker(node, w));
-    intra.push_back(
-        node->create_split_duplex_link(hosts.back()->get_name() + "-intra", c.intra_node_bandwidth)
-            ->set_latency(c.intra_node_latency)
-            ->seal());
-    to_nic.push_back(
-        node->create_split_duplex_link(hosts.back()->get_name() + "-to-nic", c.gpu_nic_bandwidth)
-            ->set_latency(c.gpu_nic_latency)
-            ->seal());
+    intra.push_back(node->create_split_duplex_link(hosts.back()->get_name() + "-intra",
+                                                   c.gpu_node.intra_node_bandwidth)
+                        ->set_latency(c.gpu_node.intra_node_latency)
+                        ->seal());
+    to_nic.push_back(node->create_split_duplex_link(hosts.back()->get_name() + "-to-nic",
+                                                    c.gpu_node.gpu_nic_bandwidth)
+                         ->set_latency(c.gpu_node.gpu_nic_latency)
+                         ->seal());
   }
   using Direction = sg4::LinkInRoute::Direction;
   for (int i = 0; i < gpus_per_node_; ++i) {
@@ -273,12 +273,12 @@ void Cluster::build_star() {
     zone->add_route(point, nullptr, gateway, nullptr, {{link, sg4::LinkInRoute::Direction::UP}},
                     true);
   };
-  if (c.shared_cores > 0) {
-    machine_ = zone->create_host("machine", c.worker_speed)->set_core_count(c.shared_cores);
+  if (c.shared_machine.cores > 0) {
+    machine_ = zone->create_host("machine", c.worker_speed)->set_core_count(c.shared_machine.cores);
     machine_->seal();
-    if (c.time_slice_s > 0.0) {
-      cores_ = sg4::Semaphore::create(static_cast<unsigned>(c.shared_cores));
-      slice_flops_ = c.time_slice_s * c.worker_speed;
+    if (c.shared_machine.time_slice_s > 0.0) {
+      cores_ = sg4::Semaphore::create(static_cast<unsigned>(c.shared_machine.cores));
+      slice_flops_ = c.shared_machine.time_slice_s * c.worker_speed;
     }
   }
   if (gpus_per_node_ == 1) {
@@ -289,8 +289,8 @@ void Cluster::build_star() {
   } else {
     for (int k = 0; k < n / gpus_per_node_; ++k) {
       auto [node, gateway] = create_node(zone, k);
-      connect(node->get_netpoint(), gateway, node->get_name(), c.nics_per_node * c.nic_bandwidth,
-              -1);
+      connect(node->get_netpoint(), gateway, node->get_name(),
+              c.gpu_node.nics_per_node * c.nic_bandwidth, -1);
     }
   }
   for (int p = 0; p < c.ps_shards; ++p) {
@@ -320,16 +320,16 @@ void Cluster::build_topology() {
     return {zone->create_router("unused-leaf-" + std::to_string(k)), nullptr};
   };
   const sg4::ClusterCallbacks callbacks(leaf);
-  const double bandwidth = c.nics_per_node * c.nic_bandwidth;
+  const double bandwidth = c.gpu_node.nics_per_node * c.nic_bandwidth;
   const auto sharing = sg4::Link::SharingPolicy::SPLITDUPLEX;
   sg4::NetZone* zone = nullptr;
   if (c.topology == Topology::kFatTree) {
     // Two levels; a leaf switch has nodes_per_switch leaves down and a spine switch every
     // leaf switch; a leaf has one switch up and a leaf switch nodes_per_switch /
     // oversubscription spines.
-    const auto per_switch = static_cast<unsigned>(c.fat_tree_nodes_per_switch);
+    const auto per_switch = static_cast<unsigned>(c.fat_tree.nodes_per_switch);
     const unsigned switches = (leaves + per_switch - 1) / per_switch;
-    const unsigned spines = per_switch / static_cast<unsigned>(c.fat_tree_oversubscription);
+    const unsigned spines = per_switch / static_cast<unsigned>(c.fat_tree.oversubscription);
     const sg4::FatTreeParams params(2, {per_switch, switches}, {1, spines}, {1, 1});
     zone = sg4::create_fatTree_zone("cluster", nullptr, params, callbacks, bandwidth,
                                     c.nic_latency, sharing);
@@ -337,7 +337,7 @@ void Cluster::build_topology() {
     // A dimension of size 1 adds no neighbour; SimGrid names its link after the point alone, so
     // a second one would declare that link twice. They are left out.
     std::vector<unsigned long> dimensions;
-    for (int d : c.torus_dimensions)
+    for (int d : c.torus.dimensions)
       if (d > 1) dimensions.push_back(static_cast<unsigned long>(d));
     if (dimensions.empty()) dimensions = {leaves};
     zone = sg4::create_torus_zone("cluster", nullptr, dimensions, callbacks, bandwidth,
@@ -346,9 +346,9 @@ void Cluster::build_topology() {
     auto level = [](const std::vector<int>& v) {
       return std::pair{static_cast<unsigned>(v[0]), static_cast<unsigned>(v[1])};
     };
-    const sg4::DragonflyParams params(level(c.dragonfly_groups), level(c.dragonfly_chassis),
-                                      level(c.dragonfly_routers),
-                                      static_cast<unsigned>(c.dragonfly_nodes_per_router));
+    const sg4::DragonflyParams params(level(c.dragonfly.groups), level(c.dragonfly.chassis),
+                                      level(c.dragonfly.routers),
+                                      static_cast<unsigned>(c.dragonfly.nodes_per_router));
     zone = sg4::create_dragonfly_zone("cluster", nullptr, params, callbacks, bandwidth,
                                       c.nic_latency, sharing);
   }

@@ -107,11 +107,11 @@ void Collectives::build_nccl_streams(const ClusterSpec& spec) {
   const int m = n_ / g_;
   nccl_job_ = {n_,
                m,
-               spec.gpu_generation,
-               spec.cpu_vendor,
-               g_ > 1 && spec.gpu_generation == GpuGeneration::kHopper,
+               spec.gpu_node.gpu_generation,
+               spec.gpu_node.cpu_vendor,
+               g_ > 1 && spec.gpu_node.gpu_generation == GpuGeneration::kHopper,
                spec.nccl_algorithm};
-  const double nvlink = g_ > 1 ? nvlink_efficiency(spec.gpu_generation) : 1.0;
+  const double nvlink = g_ > 1 ? nvlink_efficiency(spec.gpu_node.gpu_generation) : 1.0;
   const double n = n_;
   auto rank = [&](int node, int local) { return (node + m) % m * g_ + (local + g_) % g_; };
   for (int w = 0; w < n_; ++w) {

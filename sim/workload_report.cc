@@ -116,9 +116,10 @@ void report_workload(const ExperimentSpec& spec, const std::string& out_path) {
               si(bytes.request_per_shard * shards, "B").c_str(),
               si(bytes.pull_per_shard * shards, "B").c_str(),
               si(bytes.push_per_shard * shards, "B").c_str());
-  std::printf("\nstep time on the cluster (%d workers, %d per node, %d shards; %s), nothing else "
-              "running\n",
-              n, spec.cluster.gpus_per_node, shards, spec.cluster.network_model.c_str());
+  std::printf(
+      "\nstep time on the cluster (%d workers, %d per node, %d shards; %s), nothing else "
+      "running\n",
+      n, spec.cluster.gpu_node.gpus_per_node, shards, spec.cluster.network_model.c_str());
   std::printf("  compute              %.4g s (%s flop at %s flop/s)\n", t.compute_s,
               si(workload.flops_per_sample() * static_cast<double>(w.local_batch)).c_str(),
               si(spec.cluster.worker_speed).c_str());

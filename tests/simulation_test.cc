@@ -373,7 +373,7 @@ TEST(Simulation, ReplayedUsageTraceSetsSpeedAndBandwidthOverTime) {
 TEST(Simulation, RanksOnASharedMachineShareItsCoresAndSleepTheirSlowdown) {
   ExperimentSpec s = straggler_free_cluster(Mode::kSync, 2);
   s.cost.update_flops_per_value = 0.0;
-  s.cluster.shared_cores = 1;
+  s.cluster.shared_machine.cores = 1;
   s.stragglers.persistent_fraction = 0.5;
   s.stragglers.persistent_slowdown = 2.0;
   s.budget.max_samples = 2 * 64 * 4;
@@ -393,10 +393,10 @@ TEST_P(TimeSlice, CoresServeOneComputationAtATimeOrShare) {
   const double slices = GetParam();
   ExperimentSpec s = straggler_free_cluster(Mode::kSync, 2);
   s.cost.update_flops_per_value = 0.0;
-  s.cluster.shared_cores = 1;
+  s.cluster.shared_machine.cores = 1;
   s.budget.max_samples = 2 * 64 * 4;
   const TwoWorkerRing ring(s, 4);
-  s.cluster.time_slice_s = slices * ring.compute;
+  s.cluster.shared_machine.time_slice_s = slices * ring.compute;
   const auto result = simulate(s);
   const double both = result["workers"][0]["compute_s"].get<double>() +
                       result["workers"][1]["compute_s"].get<double>();
