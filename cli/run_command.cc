@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <optional>
@@ -103,7 +104,12 @@ int run_run(int argc, char** argv) {
   const ExperimentSpec spec = load_spec(spec_path, with_fragments(fragments, overrides));
   if (out_path.empty()) out_path = "out/run-" + mode_name(spec.training.mode) + ".json";
   check_output_file(out_path, "result");
-  if (timeline) check_output_file(timeline_path, "timeline");
+  if (timeline) {
+    if (std::filesystem::absolute(timeline_path).lexically_normal() ==
+        std::filesystem::absolute(out_path).lexically_normal())
+      throw po::error("--timeline " + timeline_path + " is the result's file (--out): name another");
+    check_output_file(timeline_path, "timeline");
+  }
   const std::string mode = mode_name(spec.training.mode);
   const auto start = std::chrono::steady_clock::now();
   auto wall = [&] {

@@ -7,6 +7,7 @@
   spec's persistent_slowdown), and the fast ones wait for them in the all-reduce;
 - GBA: the gradients waiting for an update never exceed the 16 of a global batch and fall to 0
   at each update; an update a global step, each applied on the server's track;
+- failures: a "failed" instant and a "down" span for each failure the result lists;
 - --timeline-window keeps only what overlaps it, --timeline-events stops at that many and says
   so, and bad values are refused with the option's name.
 
@@ -99,14 +100,26 @@ def main():
         check(len(applied) == len(updates),
               f"gba: the server's track has {len(applied)} updates applied, one an update")
 
+        # Failures: a "failed" instant and a "down" span for each failure the result lists.
+        trace = os.path.join(work, "failures-timeline.json")
+        done, out = run(gbasim, spec, work, "failures", "gba", "--timeline", trace,
+                        "--set", "stragglers.failures.rate_per_s=2",
+                        "--set", "stragglers.failures.restart_s=0.05")
+        failures = sum(len(w["failure_times"]) for w in load(out)["workers"])
+        names = [e["name"] for e in load(trace)["traceEvents"]]
+        check(done.returncode == 0 and failures > 0 and
+              names.count("failed") == names.count("down") == failures,
+              f"failures: {names.count('failed')} failed and {names.count('down')} down for the "
+              f"result's {failures}")
+
         # The window and the cap.
-        trace = os.path.join(work, "window.json")
+        trace = os.path.join(work, "window-timeline.json")
         done, _ = run(gbasim, spec, work, "window", "gba", "--timeline", trace,
                       "--timeline-window", "0.5:0.6")
         inside = all(e["ts"] <= 0.6e6 and e["ts"] + e.get("dur", 0) >= 0.5e6
                      for e in load(trace)["traceEvents"] if "ts" in e)
         check(done.returncode == 0 and inside, "--timeline-window 0.5:0.6 keeps what overlaps it")
-        trace = os.path.join(work, "cap.json")
+        trace = os.path.join(work, "cap-timeline.json")
         done, _ = run(gbasim, spec, work, "cap", "gba", "--timeline", trace,
                       "--timeline-events", "50")
         capped = load(trace)
@@ -117,7 +130,9 @@ def main():
                            "--timeline-window must be FROM:TO"),
                           (["--timeline-window", "0:1"], "need --timeline FILE"),
                           (["--timeline", trace, "--timeline-events", "0"],
-                           "--timeline-events must be at least 1")]:
+                           "--timeline-events must be at least 1"),
+                          (["--timeline", os.path.join(work, "bad.json")],
+                           "is the result's file (--out)")]:
             done, out = run(gbasim, spec, work, "bad", "gba", *bad)
             check(done.returncode != 0 and want in done.stderr and not os.path.exists(out),
                   f"{' '.join(bad[:2])}: refused ({want})")
