@@ -107,7 +107,8 @@ int run_run(int argc, char** argv) {
   if (timeline) {
     if (std::filesystem::absolute(timeline_path).lexically_normal() ==
         std::filesystem::absolute(out_path).lexically_normal())
-      throw po::error("--timeline " + timeline_path + " is the result's file (--out): name another");
+      throw po::error("--timeline " + timeline_path +
+                      " is the result's file (--out): name another");
     check_output_file(timeline_path, "timeline");
   }
   const std::string mode = mode_name(spec.training.mode);
