@@ -202,18 +202,18 @@ void Collectives::nccl_run(int w, NcclOp op, double bytes, const std::vector<dou
   for (int s = nccl_first_[a][w]; s < nccl_first_[a][w + 1]; ++s) {
     const Stream& stream = nccl_streams_[a][s];
     // A gather's edge to a worker carries every block but that worker's own.
-    double moved = bytes * stream.share;
+    double edge = bytes * stream.share;
     if (op == NcclOp::kGather)
-      moved = (bytes - (blocks ? (*blocks)[stream.to] : bytes / n_)) * stream.channels;
+      edge = (bytes - (blocks ? (*blocks)[stream.to] : bytes / n_)) * stream.channels;
     sends.push_back(network.send(cluster_.workers()[first_ + w].host,
-                                 cluster_.workers()[first_ + stream.to].host, moved / efficiency));
+                                 cluster_.workers()[first_ + stream.to].host, edge / efficiency));
   }
   network.wait_all(sends);
   barrier_->wait();  // every worker's bytes have arrived
   // NCCL's bandwidth cap where it binds, and its latency beyond what the routes charged.
-  const double moved = simgrid::s4u::Engine::get_clock() - start;
+  const double streamed = simgrid::s4u::Engine::get_clock() - start;
   const double cap = bytes / nccl_bandwidth_cap(choice.algorithm, choice.protocol, nccl_job_, op);
-  simgrid::s4u::this_actor::sleep_for(std::max(0.0, cap - moved) +
+  simgrid::s4u::this_actor::sleep_for(std::max(0.0, cap - streamed) +
                                       std::max(0.0, choice.latency_s - nccl_route_latency_[a]));
 }
 
