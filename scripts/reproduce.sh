@@ -10,7 +10,8 @@
 #   --fresh   remove the experiment's earlier points first (by default finished points are
 #             kept, so that an interrupted reproduction goes on where it stopped)
 #   --jobs J  points run at once (default: the number of cores)
-# Experiments: the folders of results/ that hold a sweep.json (results/README.md).
+# Experiments: the folders of results/ that hold a sweep.json, or a sweeps/ folder of several
+# (results/README.md).
 #
 # "all" regenerates every experiment of results/ with its seeds, in the order they depend on
 # one another (tune-demo's learning rate is what the others use), each by the command
@@ -21,8 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 usage() {
   echo "usage: scripts/reproduce.sh NAME|all [--fresh] [--jobs J]; NAME is one of:" >&2
-  for d in results/*/sweep.json; do echo "  $(basename "$(dirname "$d")")" >&2; done
-  echo "  industrial-scale" >&2
+  for d in results/*/sweep.json results/*/sweeps; do echo "  $(basename "$(dirname "$d")")" >&2; done
   exit 2
 }
 [ $# -ge 1 ] || usage
@@ -61,7 +61,7 @@ if [ "$name" = all ]; then
   step demo bash scripts/demo.sh
   step compare-strained ./build/bin/gbasim compare --spec examples/compare.json --set stragglers.seed=1 \
     --with results/tune-demo/tuned.json --out results/compare-strained --jobs "$jobs"
-  step cluster-model /usr/bin/python3 scripts/step_split.py --jobs "$jobs"
+  step cluster-model bash scripts/reproduce.sh cluster-model "${options[@]}"
   if [ -f ../shared/traces/alibaba-pai-minibatch/job_1_norm.csv ]; then
     step trace-replay bash scripts/trace_replay.sh "${options[@]}"
   else
@@ -75,12 +75,26 @@ if [ "$name" = all ]; then
   echo "all: $(( $(date +%s) - all_start )) s" | tee -a "$log"
   exit 0
 fi
-if [ "$name" = industrial-scale ]; then  # several sweeps and their own table
+# Experiments of several sweeps (results/NAME/sweeps/, run into results/NAME/runs/) and a table
+# of their own, written by a script from the runs.
+if [ "$name" = industrial-scale ] || [ "$name" = cluster-model ]; then
   bash scripts/setup.sh
   bash scripts/build.sh
   args=(--jobs "$jobs")
   [ $fresh -eq 0 ] || args+=(--fresh)
-  exec bash scripts/industrial_scale.sh "${args[@]}"
+  dir=results/$name
+  [ "$name" != industrial-scale ] || [ -f ../shared/traces/alibaba-pai-minibatch/job_1_norm.csv ] \
+    || echo "reproduce.sh: ../shared/traces/alibaba-pai-minibatch is missing: the pai sweeps' points will fail" >&2
+  start=$(date +%s)
+  status=0
+  bash scripts/run_sweeps.sh "$dir" "${args[@]}" || status=$?
+  [ $status -ne 130 ] || exit 130
+  case $name in  # the table, from whatever finished
+    industrial-scale) /usr/bin/python3 scripts/industrial_table.py "$dir" ;;
+    cluster-model) /usr/bin/python3 scripts/step_split.py "$dir" ;;
+  esac
+  echo "reproduce.sh: $name regenerated in $(( $(date +%s) - start )) s: $dir" >&2
+  exit $status
 fi
 dir=results/$name
 [ -f "$dir/sweep.json" ] || { echo "reproduce.sh: no experiment '$name' ($dir/sweep.json)" >&2; usage; }

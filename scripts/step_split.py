@@ -1,46 +1,57 @@
 #!/usr/bin/python3
-"""Where a step's time goes before any straggler: every mode of the demo experiment on a
-straggler-free cluster (no persistent slowdowns, no noise, no episodes), timing-only, for 100
-global steps of G = 4096 samples, on each cluster below, over SEEDS seeds (1 to SEEDS; a seed
-changes the data order, hence the rows each batch moves). Per mode: the simulated time, and a
-worker's mean step split into compute, communication (ring, pulls and pushes) and waiting (for
-admission: the step barrier in sync, the token in the server modes); "other" is the rest (the
-worker's optimizer work in sync). Each is the mean over the seeds with its 95% interval
+"""Where a step's time goes before any straggler: the table of results/cluster-model/. Its three
+sweeps (FOLDER/sweeps/*.json, run by `scripts/run_sweeps.sh FOLDER` into FOLDER/runs/) run every
+mode of the demo experiment on a straggler-free cluster (no persistent slowdowns, no noise, no
+episodes), timing-only, for 100 global steps of G = 4096 samples, on one cluster each, over seeds
+1 to 5 (a seed changes the data order, hence the rows each batch moves). Per mode: the simulated
+time, and a worker's mean step split into compute, communication (ring, pulls and pushes) and
+waiting (for admission: the step barrier in sync, the token in the server modes); "other" is the
+rest (the worker's optimizer work in sync). Each is the mean over the seeds with its 95% interval
 (scripts/stats.py).
 
-Usage: scripts/step_split.py [--seeds K] [--jobs J] [GBASIM] [OUT_FOLDER]   (defaults: 5 seeds,
-2 runs at a time, build/bin/gbasim, results/cluster-model). Writes OUT_FOLDER/table.md and
-OUT_FOLDER/split.json."""
+Usage: scripts/step_split.py [FOLDER]   (default results/cluster-model). Reads the sweeps' points;
+writes FOLDER/table.md and FOLDER/split.json. `bash scripts/reproduce.sh cluster-model` runs the
+sweeps, then this."""
 import argparse
-import concurrent.futures
+import csv
 import json
 import os
 import sys
 
-from outputs import run_json, write_text
+from outputs import write_text
 from stats import mean_interval, text
 
 MODES = ["sync", "async", "gba", "ssp", "backup"]
-QUIET = ["stragglers.persistent_fraction=0", "stragglers.noise_cv=0",
-         "stragglers.transient_rate_per_s=0", "simulation.timing_only=true",
-         "budget.max_samples=409600", "data.train_samples=409600", "data.test_samples=1000"]
-HOSTS = ["cluster.gpus_per_node=1", "cluster.nics_per_node=1", "cluster.allreduce=ring",
-         "cluster.embedding_exchange=all_gather"]
+# The table's label of each sweep of FOLDER/sweeps/, in the table's order.
 CLUSTERS = {
-    "16 GPU hosts on a switch (a 25 Gb/s NIC each), ring all-reduce, ring all-gather of the rows":
-        HOSTS,
-    "2 GPU nodes of 8 (NVLink, 2 x 25 Gb/s NICs a node), hierarchical all-reduce, ring all-gather":
-        ["cluster.embedding_exchange=all_gather"],
-    "the default: 2 GPU nodes of 8, hierarchical all-reduce, embedding all-to-all": [],
+    "1-hosts":
+        "16 GPU hosts on a switch (a 25 Gb/s NIC each), ring all-reduce, ring all-gather of the rows",
+    "2-nodes-all-gather":
+        "2 GPU nodes of 8 (NVLink, 2 x 25 Gb/s NICs a node), hierarchical all-reduce, ring all-gather",
+    "3-nodes-all-to-all": "the default: 2 GPU nodes of 8, hierarchical all-reduce, embedding all-to-all",
 }
 
 
 PARTS = ["simulated_time_s", "step_s", "compute_s", "comm_s", "wait_s", "other_s"]
 
 
-def run(gbasim, sets):
-    return run_json([gbasim, "run", "--spec", "examples/demo.json", "-q"], QUIET + sets,
-                    "step_split.py")
+def load_sweep(folder, sweep):
+    """{(mode, seed): result} of the sweep's finished points; ends the script naming what is
+    missing or failed."""
+    runs = os.path.join(folder, "runs", sweep)
+    try:
+        with open(os.path.join(runs, "summary.csv"), newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        sys.exit(f"step_split.py: {e}; run `bash scripts/reproduce.sh cluster-model` first")
+    results = {}
+    for row in rows:
+        if row.get("status") != "done":
+            sys.exit(f"step_split.py: {runs}/summary.csv: point {row.get('point')} is "
+                     f"{row.get('status')} ({row.get('error') or 'no result'})")
+        with open(os.path.join(runs, "points", row["point"] + ".json")) as f:
+            results[(row["training.mode"], int(row["seed"]))] = json.load(f)
+    return results
 
 
 def split(result):
@@ -62,28 +73,15 @@ def cell(values, scale, digits):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=5, help="seeds 1 to K (default 5)")
-    parser.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2)")
-    parser.add_argument("gbasim", nargs="?", default="build/bin/gbasim")
     parser.add_argument("folder", nargs="?", default="results/cluster-model")
     args = parser.parse_args()
-    if args.seeds < 1 or args.jobs < 1:
-        parser.error("--seeds and --jobs must be at least 1")
-    seeds = list(range(1, args.seeds + 1))
-    os.makedirs(args.folder, exist_ok=True)
-    points = [(name, mode, seed) for name in CLUSTERS for mode in MODES for seed in seeds]
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futures = {p: pool.submit(run, args.gbasim, CLUSTERS[p[0]] +
-                                  [f"training.mode={p[1]}", f"seed={p[2]}"]) for p in points}
-        done = 0
-        results = {}
-        for p in points:
-            results[p] = split(futures[p].result())
-            done += 1
-            print(f"step_split.py: {done}/{len(points)}: {p[1]} seed {p[2]} on {p[0]}",
-                  file=sys.stderr)
+    results = {}
+    for sweep in CLUSTERS:
+        for (mode, seed), result in load_sweep(args.folder, sweep).items():
+            results[(CLUSTERS[sweep], mode, seed)] = split(result)
+    seeds = sorted({seed for (_, _, seed) in results})
     rows, doc = [], {}
-    for name in CLUSTERS:
+    for name in CLUSTERS.values():
         doc[name] = {}
         for mode in MODES:
             runs = [results[(name, mode, seed)] for seed in seeds]
