@@ -1,18 +1,15 @@
 // gbasim run: one simulated training run from an experiment spec.
 #include <boost/program_options.hpp>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <iostream>
-#include <limits>
 #include <optional>
 
 #include "base/error.h"
 #include "base/files.h"
 #include "cli/commands.h"
 #include "cli/engine_args.h"
+#include "cli/run_report.h"
 #include "experiment/result.h"
 #include "sim/simulation.h"
 #include "sim/timeline.h"
@@ -20,34 +17,6 @@
 namespace gbasim {
 
 namespace po = boost::program_options;
-
-namespace {
-
-// The timeline's options: a file, a window "FROM:TO" of simulated seconds, a cap of events.
-Timeline parse_timeline(const std::string& path, const std::string& window, int64_t events) {
-  if (path.empty()) throw po::error("--timeline-window and --timeline-events need --timeline FILE");
-  if (events < 1) throw po::error("--timeline-events must be at least 1");
-  double from = 0.0, to = std::numeric_limits<double>::infinity();
-  if (!window.empty()) {
-    const size_t colon = window.find(':');
-    char* end = nullptr;
-    bool ok = colon != std::string::npos;
-    if (ok) {
-      const std::string a = window.substr(0, colon), b = window.substr(colon + 1);
-      from = std::strtod(a.c_str(), &end);
-      ok = !a.empty() && *end == '\0';
-      to = std::strtod(b.c_str(), &end);
-      ok = ok && !b.empty() && *end == '\0';
-    }
-    if (!ok || !std::isfinite(from) || !std::isfinite(to) || from < 0.0 || to <= from) {
-      const std::string what = "simulated seconds with 0 <= FROM < TO, not '" + window + "'";
-      throw po::error("--timeline-window must be FROM:TO, " + what);
-    }
-  }
-  return Timeline(from, to, events);
-}
-
-}  // namespace
 
 int run_run(int argc, char** argv) {
   // SimGrid's own log stays quiet unless --log= asks otherwise.
@@ -104,54 +73,22 @@ int run_run(int argc, char** argv) {
   const ExperimentSpec spec = load_spec(spec_path, with_fragments(fragments, overrides));
   if (out_path.empty()) out_path = "out/run-" + mode_name(spec.training.mode) + ".json";
   check_output_file(out_path, "result");
-  if (timeline) {
-    if (std::filesystem::absolute(timeline_path).lexically_normal() ==
-        std::filesystem::absolute(out_path).lexically_normal())
-      throw po::error("--timeline " + timeline_path +
-                      " is the result's file (--out): name another");
-    check_output_file(timeline_path, "timeline");
-  }
+  if (timeline) check_timeline_file(timeline_path, out_path);
   const std::string mode = mode_name(spec.training.mode);
-  const auto start = std::chrono::steady_clock::now();
-  auto wall = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
   if (!quiet)
     std::cerr << "gbasim run: " << mode << ", " << spec.training.num_workers << " workers, "
               << network_solver_name(spec.cluster.network_solver)
               << " network model, preparing data\n"
               << "gbasim run: " << timed_workload_line(spec) << "\n";
   SimulationCost cost;
-  double last_line_s = 0.0;  // when the last progress or evaluation line was printed
-  // A line of where the run stands: its mode, simulated time, global step and samples, then
-  // `rest`, then the wall time.
-  auto print_line = [&](double time, int64_t step, int64_t samples, const char* rest) {
-    last_line_s = wall();
-    char line[240];
-    std::snprintf(line, sizeof line,
-                  "  %-6s t=%9.3f s  step %7lld  samples %9lld  %s  (wall %.0f s)\n", mode.c_str(),
-                  time, static_cast<long long>(step), static_cast<long long>(samples), rest,
-                  last_line_s);
-    std::cerr << line;
-  };
+  ProgressLines lines(mode, progress_every_s);
   ProgressWatch progress;
   progress.every_s = progress_every_s;
-  if (!quiet) {
-    progress.report = [&](const Progress& p) {
-      if (wall() - last_line_s < progress_every_s) return;  // an evaluation line said it
-      char rest[80];
-      std::snprintf(rest, sizeof rest, "worker steps %lld  messages %lld",
-                    static_cast<long long>(p.worker_steps), static_cast<long long>(p.messages));
-      print_line(p.time, p.global_step, p.samples, rest);
-    };
-  }
+  if (!quiet) progress.report = [&](const Progress& p) { lines.progress(p); };
   const nlohmann::ordered_json result = run_simulation(
       spec,
       [&](const EvaluationPoint& p) {
-        if (quiet) return;
-        char rest[80];
-        std::snprintf(rest, sizeof rest, "test AUC %.4f  log-loss %.4f", p.auc, p.logloss);
-        print_line(p.time, p.global_step, p.samples, rest);
+        if (!quiet) lines.evaluation(p);
       },
       &cost, progress, timeline ? &*timeline : nullptr);
   write_json_atomically(out_path, result);
@@ -164,47 +101,12 @@ int run_run(int argc, char** argv) {
                 << "\n";
     }
   }
-  if (result.contains("trace") && result["trace"]["wraps"].get<bool>()) {
-    std::cerr << "gbasim run: note: some trace workers or machines are replayed by more than "
-                 "one of the "
-              << spec.training.num_workers
-              << " simulated workers (too few in the trace, or listed twice; result: "
-                 "trace.assignment)\n";
-  }
-
-  const auto& s = result["summary"];
-  if (s["status"] != "completed") {
-    std::cerr << "gbasim run: the run ended with status \"" << s["status"].get<std::string>()
-              << "\": " << s["status_detail"].get<std::string>() << '\n';
-  }
-  char time_to_auc[32] = "not reached";
-  if (!s["time_to_auc"].is_null())
-    std::snprintf(time_to_auc, sizeof time_to_auc, "%.3f s", s["time_to_auc"].get<double>());
-  char final_auc[32] = "-";
-  if (s["final_auc"].is_number() && std::isfinite(s["final_auc"].get<double>()))
-    std::snprintf(final_auc, sizeof final_auc, "%.4f", s["final_auc"].get<double>());
-  std::printf("%-8s %-16s %-10s %-12s %-14s %-10s %s\n", "mode", "time-to-AUC", "final AUC",
-              "global steps", "mean staleness", "dropped", "simulated time");
-  std::printf("%-8s %-16s %-10s %-12lld %-14.3f %-10lld %.3f s\n", mode.c_str(), time_to_auc,
-              final_auc, static_cast<long long>(s["global_steps"].get<int64_t>()),
-              s["mean_staleness"].get<double>(),
-              static_cast<long long>(s["gradients"]["dropped"].get<int64_t>()),
-              s["simulated_time"].get<double>());
-  if (profile) {
-    // Wall-clock costs stay out of the result, which must not depend on the machine.
-    const double simulator_s = cost.wall_s - cost.math_s - cost.evaluation_s;
-    std::fprintf(stderr,
-                 "gbasim run: wall %.3f s in the engine: model math %.3f s, evaluation %.3f s, "
-                 "simulator %.3f s (update rule %.3f s of it) "
-                 "(%lld messages, %.0f a second); overhead (math + simulator) / math = %.3f\n",
-                 cost.wall_s, cost.math_s, cost.evaluation_s, simulator_s, cost.rule_s,
-                 static_cast<long long>(cost.messages),
-                 static_cast<double>(cost.messages) / cost.wall_s,
-                 cost.math_s > 0.0 ? (cost.math_s + simulator_s) / cost.math_s : 0.0);
-  }
+  print_result_notes(spec, result);
+  print_summary_table(mode, result);
+  if (profile) print_profile(cost);
   if (!quiet) {
-    std::cerr << "gbasim run: target AUC " << spec.evaluation.target_auc << "; wall " << wall()
-              << " s in all; wrote " << out_path << '\n';
+    std::cerr << "gbasim run: target AUC " << spec.evaluation.target_auc << "; wall "
+              << lines.wall() << " s in all; wrote " << out_path << '\n';
   }
   return 0;
 }

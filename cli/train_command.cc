@@ -17,6 +17,45 @@ namespace gbasim {
 
 namespace po = boost::program_options;
 
+namespace {
+
+// --model, --mlp, --bottom-mlp and --optimizer into the libraries' configurations.
+void read_model_options(const std::string& model_name_text, const std::string& mlp_text,
+                        const std::string& bottom_text, const std::string& optimizer_text,
+                        ModelConfig& model_config, OptimizerConfig& opt) {
+  try {
+    model_config.kind = parse_model_kind(model_name_text);
+  } catch (const InputError& e) {
+    throw po::error(std::string("--model ") + e.what());
+  }
+  model_config.mlp = parse_widths(mlp_text, "mlp");
+  model_config.bottom_mlp = parse_widths(bottom_text, "bottom-mlp");
+  try {
+    opt.kind = parse_optimizer_kind(optimizer_text);
+  } catch (const InputError& e) {
+    throw po::error(std::string("--optimizer ") + e.what());
+  }
+}
+
+// The numbers' ranges, by the options' names as the user typed them (the libraries name their
+// own fields).
+void check_train_options(const TrainConfig& train, const ModelConfig& model_config,
+                         const OptimizerConfig& opt) {
+  auto require = [](bool ok, const std::string& what) {
+    if (!ok) throw InputError(what);
+  };
+  require(train.batch_size >= 1, "--batch-size must be at least 1");
+  require(train.epochs > 0.0 && train.epochs <= 1e4, "--epochs must lie in (0, 10000]");
+  require(train.eval_every >= 0, "--eval-every must not be negative");
+  require(model_config.embedding_dim >= 1 && model_config.embedding_dim <= 1024,
+          "--embedding-dim must lie in [1, 1024]");
+  require(opt.learning_rate > 0.0 && std::isfinite(opt.learning_rate),
+          "--lr must be a positive number");
+  require(opt.l2 >= 0.0 && std::isfinite(opt.l2), "--l2 must not be negative");
+}
+
+}  // namespace
+
 int run_train(const std::vector<std::string>& args) {
   std::string model_name_text = "deepfm", optimizer_text = "adam", out_path, mlp_text = "128,64",
               bottom_text = "64";
@@ -59,30 +98,8 @@ int run_train(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse_options(args, desc, vm)) return 0;
 
-  try {
-    model_config.kind = parse_model_kind(model_name_text);
-  } catch (const InputError& e) {
-    throw po::error(std::string("--model ") + e.what());
-  }
-  model_config.mlp = parse_widths(mlp_text, "mlp");
-  model_config.bottom_mlp = parse_widths(bottom_text, "bottom-mlp");
-  try {
-    opt.kind = parse_optimizer_kind(optimizer_text);
-  } catch (const InputError& e) {
-    throw po::error(std::string("--optimizer ") + e.what());
-  }
-  // The options by the names the user typed (the libraries name their own fields).
-  auto require = [](bool ok, const std::string& what) {
-    if (!ok) throw InputError(what);
-  };
-  require(train.batch_size >= 1, "--batch-size must be at least 1");
-  require(train.epochs > 0.0 && train.epochs <= 1e4, "--epochs must lie in (0, 10000]");
-  require(train.eval_every >= 0, "--eval-every must not be negative");
-  require(model_config.embedding_dim >= 1 && model_config.embedding_dim <= 1024,
-          "--embedding-dim must lie in [1, 1024]");
-  require(opt.learning_rate > 0.0 && std::isfinite(opt.learning_rate),
-          "--lr must be a positive number");
-  require(opt.l2 >= 0.0 && std::isfinite(opt.l2), "--l2 must not be negative");
+  read_model_options(model_name_text, mlp_text, bottom_text, optimizer_text, model_config, opt);
+  check_train_options(train, model_config, opt);
   if (out_path.empty()) out_path = "out/train-" + model_name_text + ".json";
   check_output_file(out_path, "result");
 

@@ -115,6 +115,73 @@ RuleMetrics run_sync(Job& job, WorkerRecord& me, int64_t& applied) {
   return rule->metrics();
 }
 
+namespace {
+
+// What a rank outside the pool contributes to the pool's collectives: nothing, in the shapes of
+// the parameters.
+Gradient zero_gradient(const Job& job) {
+  Gradient grad;
+  grad.dense = Eigen::VectorXf::Zero(job.params.dense.size());
+  grad.tables.resize(job.params.tables.size());
+  for (size_t k = 0; k < grad.tables.size(); ++k)
+    grad.tables[k].values.resize(0, job.params.tables[k].cols());
+  return grad;
+}
+
+// Rank 0, holding the controller: applies the pool's gradients of one sync step, snapshots, and
+// says what comes next (kNextStep, kStopNow, or kToServerModes with `between` set when the move
+// is to another sync pool).
+int32_t apply_at_holder(Job& job, Holder& holder, int pool, const std::vector<int64_t>& tokens,
+                        std::vector<Gradient>& grads, const std::vector<double>& computes,
+                        bool& between) {
+  const WorkerPool& p = job.pools[pool];
+  const int n = p.workers;
+  if (!holder.batches.empty()) holder.batches[pool] += n;
+  for (int v = 0; v < n; ++v) {
+    if (auto update = holder.receive(p.first + v, tokens[v], std::move(grads[v]))) {
+      holder.optimizer.apply(job.params, *update);
+      job.updated(*update);
+      holder.applied += update->samples;
+    }
+  }
+  for (int v = 0; v < n; ++v)
+    holder.rule.observe_step(p.first + v, computes[1 + p.first + v], job.elapsed());
+  job.maybe_snapshot(holder.rule.global_step(), holder.applied);
+  if (job.record.budget().spent(holder.applied, job.elapsed())) return kStopNow;
+  if (const auto move = holder.rule.take_model_move()) {
+    between = move->direction == ModelMove::Direction::kBetweenPools;
+    return kToServerModes;
+  }
+  return kNextStep;
+}
+
+// The pool's first worker (`first_worker`) moves the model to the server (rank 0), which holds
+// the optimizer's state already; rank 0 records the move.
+void move_model_to_server(Job& job, Holder* holder, int first_rank, bool first_worker,
+                          bool between) {
+  const double start = job.elapsed();
+  Buffer model;
+  if (first_worker) {
+    put_model(model, job.params, nullptr);
+    send(model, 0, kToServer);
+  } else if (job.rank == 0) {
+    model = receive(first_rank, kToServer);
+    get_model(model, job.params, nullptr);
+    const double bytes = static_cast<double>(model.bytes().size());
+    if (between) {  // recorded once the model is on the next pool's workers
+      holder->between_pools.emplace(start, bytes);
+    } else {
+      holder->moves.push_back({{"global_step", holder->rule.global_step()},
+                               {"direction", "to_parameter_servers"},
+                               {"start", start},
+                               {"end", job.elapsed()},
+                               {"bytes", bytes}});
+    }
+  }
+}
+
+}  // namespace
+
 bool run_sync_phase(Job& job, Holder* holder, WorkerRecord& me, BatchSource* source,
                     RankSlowdown* slow, Optimizer* optimizer, std::optional<Batch>& carried,
                     int64_t global_step, int pool, int64_t queue_base, int64_t& step) {
@@ -157,11 +224,7 @@ bool run_sync_phase(Job& job, Holder* holder, WorkerRecord& me, BatchSource* sou
       compute_step(job, *slow, step, batch, grad, me);
       compute_s = me.compute_s - before;
     } else {
-      grad = Gradient{};
-      grad.dense = Eigen::VectorXf::Zero(job.params.dense.size());
-      grad.tables.resize(job.params.tables.size());
-      for (size_t k = 0; k < grad.tables.size(); ++k)
-        grad.tables[k].values.resize(0, job.params.tables[k].cols());
+      grad = zero_gradient(job);
     }
     const auto c = WallClock::now();
     float unused = 0.0f;
@@ -170,23 +233,7 @@ bool run_sync_phase(Job& job, Holder* holder, WorkerRecord& me, BatchSource* sou
     MPI_Gather(&compute_s, 1, MPI_DOUBLE, computes.data(), 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     int32_t next = kNextStep;
     if (holder != nullptr) {
-      if (!holder->batches.empty()) holder->batches[pool] += n;
-      for (int v = 0; v < n; ++v) {
-        if (auto update = holder->receive(p.first + v, tokens[v], std::move(grads[v]))) {
-          holder->optimizer.apply(job.params, *update);
-          job.updated(*update);
-          holder->applied += update->samples;
-        }
-      }
-      for (int v = 0; v < n; ++v)
-        holder->rule.observe_step(p.first + v, computes[1 + p.first + v], job.elapsed());
-      job.maybe_snapshot(holder->rule.global_step(), holder->applied);
-      if (job.record.budget().spent(holder->applied, job.elapsed())) {
-        next = kStopNow;
-      } else if (const auto move = holder->rule.take_model_move()) {
-        next = kToServerModes;
-        between = move->direction == ModelMove::Direction::kBetweenPools;
-      }
+      next = apply_at_holder(job, *holder, pool, tokens, grads, computes, between);
     } else if (working) {
       for (int v = 0; v < n; ++v) {
         if (auto update = local->receive(v, tokens[v], std::move(grads[v])))
@@ -200,27 +247,7 @@ bool run_sync_phase(Job& job, Holder* holder, WorkerRecord& me, BatchSource* sou
     if (working) me.comm_s += seconds_since(c);
     if (next == kStopNow) return false;
     if (next == kToServerModes) {
-      // The pool's first worker moves the model to the server, which holds the optimizer's
-      // state already.
-      const double start = job.elapsed();
-      Buffer model;
-      if (working && i == 0) {
-        put_model(model, job.params, nullptr);
-        send(model, 0, kToServer);
-      } else if (job.rank == 0) {
-        model = receive(1 + p.first, kToServer);
-        get_model(model, job.params, nullptr);
-        const double bytes = static_cast<double>(model.bytes().size());
-        if (between) {  // recorded once the model is on the next pool's workers
-          holder->between_pools.emplace(start, bytes);
-        } else {
-          holder->moves.push_back({{"global_step", holder->rule.global_step()},
-                                   {"direction", "to_parameter_servers"},
-                                   {"start", start},
-                                   {"end", job.elapsed()},
-                                   {"bytes", bytes}});
-        }
-      }
+      move_model_to_server(job, holder, 1 + p.first, working && i == 0, between);
       return true;
     }
   }
