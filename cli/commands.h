@@ -2,6 +2,7 @@
 #pragma once
 
 #include <boost/program_options.hpp>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@ int run_trace_stats(const std::vector<std::string>& args);
 int run_sweep(const std::vector<std::string>& args);
 int run_tune(const std::vector<std::string>& args);
 int run_compare(const std::vector<std::string>& args);
+int run_whatif(const std::vector<std::string>& args);
 int run_calibrate(const std::vector<std::string>& args);
 // Takes the raw arguments after "run": SimGrid removes its own --cfg= and --log= ones.
 int run_run(int argc, char** argv);
@@ -27,5 +29,14 @@ bool parse_options(const std::vector<std::string>& args,
 // Parses a comma-separated list of positive integers ("128,64"); `option` names the
 // option in the error.
 std::vector<int> parse_widths(const std::string& text, const std::string& option);
+
+// Parses a comma-separated list of names, each named once and each passing `check` (which
+// throws InputError); `option` names the option in the error.
+std::vector<std::string> parse_name_list(const std::string& text, const std::string& option,
+                                         const std::function<void(const std::string&)>& check);
+
+// Parses a comma-separated list of modes ("sync,gba"), each named once; `option` names the
+// option in the error.
+std::vector<std::string> parse_mode_list(const std::string& text, const std::string& option);
 
 }  // namespace gbasim

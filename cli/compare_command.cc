@@ -68,22 +68,7 @@ int run_compare(const std::vector<std::string>& args) {
     o.learning_rate = learning_rate;
   }
   o.tune = !no_tune;
-  if (!modes.empty()) {
-    if (modes.front() == ',' || modes.back() == ',' || modes.find(",,") != std::string::npos)
-      throw po::error("--modes: '" + modes + "' has an empty item");
-    o.modes.clear();
-    std::stringstream in(modes);
-    for (std::string m; std::getline(in, m, ',');) {
-      try {
-        parse_mode(m);
-      } catch (const InputError& e) {
-        throw po::error(std::string("--modes: an item ") + e.what());
-      }
-      if (std::find(o.modes.begin(), o.modes.end(), m) != o.modes.end())
-        throw po::error("--modes: '" + m + "' is named twice");
-      o.modes.push_back(m);
-    }
-  }
+  if (!modes.empty()) o.modes = parse_mode_list(modes, "--modes");
   o.overrides = with_fragments(fragments, sets);
   // A fragment that sets the learning rate counts as given.
   for (const std::string& s : o.overrides)

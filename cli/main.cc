@@ -24,6 +24,8 @@ Commands:
            resumable; a result per point and a summary CSV
   compare  sync, async or GBA on this cluster? tunes sync, runs every mode over paired
            seeds; intervals, paired differences, resources, a recommendation
+  whatif   what are the stragglers costing this job? each straggler source removed in
+           turn, over paired seeds: time to AUC and final AUC lost, and its share
   tune     the paper's protocol, step one: sync's best learning rate (or another
            optimizer setting) for a spec, over seeds; writes a spec fragment for --with
   trace-stats  what simulated workers replaying a trace (PAI mini-batch times,
@@ -56,6 +58,7 @@ int main(int argc, char** argv) {
     if (command == "sweep") return gbasim::run_sweep(args);
     if (command == "tune") return gbasim::run_tune(args);
     if (command == "compare") return gbasim::run_compare(args);
+    if (command == "whatif") return gbasim::run_whatif(args);
     if (command == "calibrate") return gbasim::run_calibrate(args);
     std::cerr << "gbasim: unknown command '" << command << "'\n\n" << kUsage;
     return 2;

@@ -1,10 +1,13 @@
 // Command-line helpers shared by the gbasim commands and gbasim-mpi.
+#include <algorithm>
 #include <boost/program_options.hpp>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "strategies/update_rule.h"
 
 namespace gbasim {
 
@@ -53,6 +56,30 @@ std::vector<int> parse_widths(const std::string& text, const std::string& option
     widths.push_back(width);
   }
   return widths;
+}
+
+std::vector<std::string> parse_name_list(const std::string& text, const std::string& option,
+                                         const std::function<void(const std::string&)>& check) {
+  if (text.empty() || text.front() == ',' || text.back() == ',' ||
+      text.find(",,") != std::string::npos)
+    throw po::error(option + ": '" + text + "' has an empty item");
+  std::vector<std::string> names;
+  std::stringstream in(text);
+  for (std::string name; std::getline(in, name, ',');) {
+    try {
+      check(name);
+    } catch (const InputError& e) {
+      throw po::error(option + ": an item " + e.what());
+    }
+    if (std::find(names.begin(), names.end(), name) != names.end())
+      throw po::error(option + ": '" + name + "' is named twice");
+    names.push_back(name);
+  }
+  return names;
+}
+
+std::vector<std::string> parse_mode_list(const std::string& text, const std::string& option) {
+  return parse_name_list(text, option, [](const std::string& m) { parse_mode(m); });
 }
 
 }  // namespace gbasim

@@ -18,6 +18,7 @@
 #include "experiment/json_file.h"
 #include "experiment/result.h"
 #include "study/compare.h"
+#include "study/report.h"
 #include "study/sweep.h"
 #include "study/tune.h"
 
@@ -30,46 +31,6 @@ namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::vector<double> finite(const std::vector<double>& v) {
-  std::vector<double> out;
-  for (double x : v)
-    if (std::isfinite(x)) out.push_back(x);
-  return out;
-}
-
-// The paired difference a - b over the seeds where both are finite.
-Interval paired(const std::vector<double>& a, const std::vector<double>& b) {
-  std::vector<double> x, y;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    if (std::isfinite(a[i]) && std::isfinite(b[i])) {
-      x.push_back(a[i]);
-      y.push_back(b[i]);
-    }
-  }
-  return paired_difference(x, y);
-}
-
-std::string fmt(double x, const char* format) {
-  if (!std::isfinite(x)) return "-";
-  char text[48];
-  std::snprintf(text, sizeof text, format, x);
-  return text;
-}
-
-// "mean [low, high]"; the mean alone with one value; "-" with none.
-std::string text(const Interval& i, const char* format, bool sign = false) {
-  if (i.n == 0) return "-";
-  std::string f = sign ? std::string("%+") + (format + 1) : format;
-  if (i.n < 2) return fmt(i.mean, f.c_str());
-  return fmt(i.mean, f.c_str()) + " [" + fmt(i.low, f.c_str()) + ", " + fmt(i.high, f.c_str()) +
-         "]";
-}
-
-Json interval_json(const Interval& i) {
-  auto num = [](double x) { return std::isfinite(x) ? Json(x) : Json(); };
-  return {{"n", i.n}, {"mean", num(i.mean)}, {"low", num(i.low)}, {"high", num(i.high)}};
-}
 
 // The comparison's Markdown table (its header, then a row a mode) into `md`, and each mode's
 // numbers into `modes_json`.
@@ -134,6 +95,7 @@ ModeRuns read_mode(const std::string& mode, const std::vector<SweepPoint>& point
       r.final_auc.push_back(kNaN);
       r.worker_hours.push_back(kNaN);
       r.server_core_hours.push_back(kNaN);
+      r.simulated_time.push_back(kNaN);
       r.not_completed.push_back(seed + ": failed");
       continue;
     }
@@ -143,6 +105,7 @@ ModeRuns read_mode(const std::string& mode, const std::vector<SweepPoint>& point
     if (!completed) r.not_completed.push_back(seed + ": " + s["status"].get<std::string>());
     const double t = s["time_to_auc"].is_number() ? s["time_to_auc"].get<double>() : kNaN;
     r.time_to_auc.push_back(t);
+    r.simulated_time.push_back(s["simulated_time"].get<double>());
     r.final_auc.push_back(completed && s["final_auc"].is_number() ? s["final_auc"].get<double>()
                                                                   : kNaN);
     // Resources to the target: every worker for the whole time (workers of every pool, which

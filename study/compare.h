@@ -18,6 +18,7 @@ namespace gbasim {
 struct ModeRuns {
   std::string mode;
   std::vector<double> time_to_auc, final_auc, worker_hours, server_core_hours;
+  std::vector<double> simulated_time;  // when the run ended (its budget, or its status)
   std::vector<std::string> not_completed;
   int reached() const {
     int n = 0;

@@ -108,6 +108,11 @@ int tasks_in_queue(const std::string& job_id);
 // run it again; a note (`who` says whose) where it cannot.
 void draw_convergence(const std::string& out, const std::string& who);
 
+// Runs the source tree's scripts/`script` with `args` under Debian's /usr/bin/python3, printing
+// the command (after `who`) so that the user can run it again; a note where it cannot run.
+void draw_figure(const std::string& script, const std::vector<std::string>& args,
+                 const std::string& who);
+
 // One CSV line: cells with a comma, quote or newline are quoted.
 std::string csv_line(const std::vector<std::string>& cells);
 

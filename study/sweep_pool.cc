@@ -322,18 +322,26 @@ void check_points_folder(const std::string& folder) {
   if (ec) throw InputError(folder + ": cannot list: " + ec.message());
 }
 
-void draw_convergence(const std::string& out, const std::string& who) {
-  const std::string figures = (fs::path(out) / "figures").string();
-  const std::string command = std::string("/usr/bin/python3 ") + shell_quoted(GBASIM_PLOT_SWEEP) +
-                              " convergence " + shell_quoted(out) + " " + shell_quoted(figures);
-  if (!fs::exists(GBASIM_PLOT_SWEEP) || !fs::exists("/usr/bin/python3")) {
-    std::cerr << who << ": no figure (" << GBASIM_PLOT_SWEEP
+void draw_figure(const std::string& script, const std::vector<std::string>& args,
+                 const std::string& who) {
+  const std::string path = (fs::path(GBASIM_SCRIPTS) / script).string();
+  std::string command = "/usr/bin/python3 " + shell_quoted(path);
+  for (const std::string& a : args) {
+    command += ' ';
+    command += shell_quoted(a);
+  }
+  if (!fs::exists(path) || !fs::exists("/usr/bin/python3")) {
+    std::cerr << who << ": no figure (" << path
               << " or /usr/bin/python3 not found); draw it with: " << command << "\n";
     return;
   }
   std::cerr << who << ": figures: " << command << "\n";
   if (std::system((command + " >/dev/null").c_str()) != 0)
     std::cerr << who << ": the figure failed (run the command above to see why)\n";
+}
+
+void draw_convergence(const std::string& out, const std::string& who) {
+  draw_figure("plot_sweep.py", {"convergence", out, (fs::path(out) / "figures").string()}, who);
 }
 
 int run_points(const SweepSpec& sweep, std::vector<SweepPoint> points, const std::string& out,
