@@ -15,6 +15,7 @@ int run_sweep(const std::vector<std::string>& args);
 int run_tune(const std::vector<std::string>& args);
 int run_compare(const std::vector<std::string>& args);
 int run_whatif(const std::vector<std::string>& args);
+int run_map(const std::vector<std::string>& args);
 int run_calibrate(const std::vector<std::string>& args);
 // Takes the raw arguments after "run": SimGrid removes its own --cfg= and --log= ones.
 int run_run(int argc, char** argv);

@@ -26,6 +26,8 @@ Commands:
            seeds; intervals, paired differences, resources, a recommendation
   whatif   what are the stragglers costing this job? each straggler source removed in
            turn, over paired seeds: time to AUC and final AUC lost, and its share
+  map      where does each mode win? a grid of straggler settings (fraction x slowdown),
+           every mode over paired seeds at each cell; the crossover where GBA overtakes sync
   tune     the paper's protocol, step one: sync's best learning rate (or another
            optimizer setting) for a spec, over seeds; writes a spec fragment for --with
   trace-stats  what simulated workers replaying a trace (PAI mini-batch times,
@@ -59,6 +61,7 @@ int main(int argc, char** argv) {
     if (command == "tune") return gbasim::run_tune(args);
     if (command == "compare") return gbasim::run_compare(args);
     if (command == "whatif") return gbasim::run_whatif(args);
+    if (command == "map") return gbasim::run_map(args);
     if (command == "calibrate") return gbasim::run_calibrate(args);
     std::cerr << "gbasim: unknown command '" << command << "'\n\n" << kUsage;
     return 2;
