@@ -11,6 +11,8 @@
 
 #include "base/error.h"
 #include "base/files.h"
+#include "base/stats.h"
+#include "experiment/json_file.h"
 #include "experiment/result.h"
 #include "study/report.h"
 #include "study/sweep.h"
@@ -130,6 +132,76 @@ void mode_table(const std::string& mode, const ModeRuns& given,
                   {"interaction_s", std::isfinite(interaction) ? Json(interaction) : Json()}});
 }
 
+// Which trace workers and which periods of the run cost most, from the runs as given of a
+// replayed PAI trace: a worker's excess compute is its compute time beyond its nominal steps
+// (the trace's slowdowns, with the synthetic models off, or on top of them); a period's excess
+// is the step time beyond each worker's median step, summed over the workers, in tenths of the
+// run's simulated time. Means over the seeds.
+void trace_costs(const std::string& mode, const std::vector<SweepPoint>& points,
+                 const fs::path& out, std::ostringstream& md, Json& json) {
+  std::map<int, double> by_worker;  // trace worker -> excess compute, summed over the seeds
+  std::vector<double> by_period(10, 0.0);
+  double run_s = 0.0;
+  int seeds = 0;
+  for (const SweepPoint& p : points) {
+    if (p.values[0].get<std::string>() != mode) continue;
+    const nlohmann::json doc =
+        parse_json_or_discarded(read_text_or_empty((out / "points" / (p.name + ".json")).string()));
+    if (doc.is_discarded() || !doc.contains("trace") || !doc.contains("workers")) continue;
+    ++seeds;
+    const double end = doc["summary"]["simulated_time"].get<double>();
+    run_s += end;
+    const auto& assignment = doc["trace"]["assignment"];
+    for (const auto& w : doc["workers"]) {
+      const int id = w["worker"].get<int>();
+      const double nominal = w["steps"].get<double>() * w["nominal_step_s"].get<double>();
+      by_worker[assignment[id].get<int>()] += w["compute_s"].get<double>() - nominal;
+      std::vector<double> steps, ends = w["step_ends"].get<std::vector<double>>();
+      for (size_t k = 1; k < ends.size(); ++k) steps.push_back(ends[k] - ends[k - 1]);
+      if (steps.empty() || end <= 0.0) continue;
+      const double typical = median(steps);
+      for (size_t k = 0; k < steps.size(); ++k) {
+        const size_t tenth = std::min<size_t>(9, static_cast<size_t>(10.0 * ends[k + 1] / end));
+        by_period[tenth] += std::max(0.0, steps[k] - typical);
+      }
+    }
+  }
+  if (seeds == 0) return;
+  std::vector<std::pair<double, int>> workers;
+  double total = 0.0;
+  for (const auto& [id, excess] : by_worker) {
+    workers.push_back({excess / seeds, id});
+    total += excess / seeds;
+  }
+  std::sort(workers.rbegin(), workers.rend());
+  std::vector<std::pair<double, int>> periods;
+  for (int t = 0; t < 10; ++t) periods.push_back({by_period[t] / seeds, t});
+  std::sort(periods.rbegin(), periods.rend());
+  const double tenth_s = run_s / seeds / 10.0;
+  md << "The trace's costliest workers (excess compute, s, summed over the simulated workers "
+        "replaying each; of "
+     << fmt(total, "%.3g") << " s in all):";
+  Json workers_json = Json::array(), periods_json = Json::array();
+  for (size_t i = 0; i < workers.size() && i < 3; ++i) {
+    md << (i ? "," : "") << " worker " << workers[i].second << " " << fmt(workers[i].first, "%.3g")
+       << " s";
+    workers_json.push_back(
+        {{"trace_worker", workers[i].second}, {"excess_compute_s", workers[i].first}});
+  }
+  md << ". Costliest periods (step time beyond each worker's median step, summed over the "
+        "workers):";
+  for (size_t i = 0; i < 3; ++i) {
+    const double from = periods[i].second * tenth_s;
+    md << (i ? "," : "") << " " << fmt(from, "%.3g") << "-" << fmt(from + tenth_s, "%.3g") << " s ("
+       << fmt(periods[i].first, "%.3g") << " s)";
+    periods_json.push_back(
+        {{"from_s", from}, {"to_s", from + tenth_s}, {"excess_step_s", periods[i].first}});
+  }
+  md << ".\n\n";
+  json["trace_workers"] = workers_json;
+  json["trace_periods"] = periods_json;
+}
+
 }  // namespace
 
 const std::vector<StragglerSource>& straggler_sources() {
@@ -150,7 +222,9 @@ const std::vector<StragglerSource>& straggler_sources() {
       {"failures",
        "worker and server failures (stragglers.failures)",
        {"stragglers.failures.rate_per_s=0", "stragglers.failures.server_rate_per_s=0"}},
-      {"trace", "the replayed trace (stragglers.trace)", {"stragglers.trace.format=\"\""}},
+      {"trace",
+       "the replayed trace (stragglers.trace)",
+       {"stragglers.trace.format=\"\"", "stragglers.trace.path=\"\""}},
   };
   return sources;
 }
@@ -257,6 +331,8 @@ int run_whatif(const WhatifOptions& o) {
       present.push_back(v.run);
     }
     mode_table(m, given, source_losses(given, without, present), whats, o.seeds, md, modes);
+    if (given_spec.stragglers.trace_format == "pai")
+      trace_costs(m, variants[0].points, out, md, modes.back());
   }
   const std::string table = md.str();
   std::cout << table;

@@ -12,6 +12,8 @@ On a small budget (examples_test.py's), checks that:
 - with persistent stragglers only, every other source's loss is exactly 0, "all together" is
   the persistent one, and a quarter of the workers 4x slower costs sync run time beyond the
   noise;
+- on a replayed PAI trace (../shared, skipped where it is missing), the costliest trace workers
+  and periods are named;
 - bad options are refused with the option's name, and nothing is written."""
 import csv
 import json
@@ -142,6 +144,28 @@ def main():
               f"the noise ({lost})")
         check(abs(sync["persistent"]["share"] - 1.0) < 1e-12,
               "persistent only: the persistent source's share is 1")
+
+        # A replayed PAI trace: its workers and periods that cost most are named.
+        trace = os.path.join(examples, "..", "..", "shared", "traces", "alibaba-pai-minibatch",
+                             "job_1_norm.csv")
+        if not os.path.exists(trace):
+            print(f"skip the PAI trace check: {trace} is missing")
+        else:
+            out = os.path.join(work, "pai")
+            doc = whatif(gbasim, os.path.join(examples, "demo.json"), out,
+                         NO_STRAGGLERS + ["stragglers.trace.format=pai",
+                                          f"stragglers.trace.path={trace}"], "--seeds", "2")
+            for m in doc["modes"]:
+                by = {s["source"]: s for s in m["sources"]}
+                check(by["trace"]["present"] and not by["persistent"]["present"],
+                      f"PAI trace, {m['mode']}: the trace is the one source present")
+                workers = [w["trace_worker"] for w in m.get("trace_workers", [])]
+                periods = m.get("trace_periods", [])
+                excess = [w["excess_compute_s"] for w in m.get("trace_workers", [])]
+                check(len(workers) == 3 and len(set(workers)) == 3 and excess == sorted(excess, reverse=True)
+                      and len(periods) == 3,
+                      f"PAI trace, {m['mode']}: the 3 costliest trace workers {workers} and "
+                      f"periods are named, costliest first")
 
         # Bad options: refused, named, nothing written.
         for bad, name in ((["--sources", "persistent,cosmic"], "--sources"),
