@@ -40,7 +40,7 @@ ReplayedTrace load_trace(const ExperimentSpec& spec) {
   try {
     if (g.trace_format == "pai") {
       trace.pai.emplace(read_pai_trace(g.trace_path), g.trace_mapping, g.trace_machines,
-                        g.trace_offset, n, spec.seed);
+                        g.trace_offset, n, spec.seed, g.trace_intensity);
     } else {
       trace.usage = plan_usage_replay(g, n, spec.seed);
     }

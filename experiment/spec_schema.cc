@@ -187,6 +187,7 @@ void visit(V& v, ExperimentSpec& s) {
       v.field("machines", g.trace_machines);
       v.field("offset", g.trace_offset);
       v.field("time_scale", g.trace_time_scale);
+      v.field("intensity", g.trace_intensity);
       v.field("load_share", g.trace_load_share);
       v.field("min_speed", g.trace_min_speed);
       v.field("net_share", g.trace_net_share);

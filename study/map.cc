@@ -103,8 +103,13 @@ std::string write_map_sweep(const MapOptions& o) {
   for (const SweepAxis& a : o.axes) axes[a.key] = a.values;
   Json seeds = Json::array();
   for (int s = 1; s <= o.seeds; ++s) seeds.push_back(s);
+  // The spec relative to the sweep file's folder, as a sweep file names its base, so that the
+  // folder can move with the tree.
+  const fs::path spec = fs::absolute(o.spec).lexically_normal();
+  const fs::path relative = spec.lexically_relative(fs::absolute(o.out).lexically_normal());
+  const std::string base = relative.empty() ? spec.string() : relative.string();
   const Json doc = {{"description", "gbasim map of " + o.spec + " (written by gbasim map)"},
-                    {"base", fs::absolute(o.spec).lexically_normal().string()},
+                    {"base", base},
                     {"set", set},
                     {"axes", axes},
                     {"seeds", seeds}};

@@ -110,5 +110,25 @@ TEST(TraceReplay, MapsWorkersInOrderOrShuffledAndWraps) {
   EXPECT_THROW(TraceReplay(read_pai_trace(file.path()), "explicit", {}, 0, 3, 1), InputError);
 }
 
+TEST(TraceReplay, IntensityScalesEachDepartureFromTheMedian) {
+  const TempFile file(kTrace);
+  auto replay = [&](double intensity) {
+    return TraceReplay(read_pai_trace(file.path()), "in_order", {}, 0, 3, 1, intensity);
+  };
+  EXPECT_DOUBLE_EQ(replay(0).slowdown(2, 0), 1.0);  // no straggler
+  EXPECT_DOUBLE_EQ(replay(0).slowdown(0, 0), 1.0);
+  EXPECT_DOUBLE_EQ(replay(0.5).slowdown(2, 0), 2.0);  // 1 + 0.5 x (3 - 1)
+  EXPECT_DOUBLE_EQ(replay(2).slowdown(2, 0), 5.0);
+  EXPECT_DOUBLE_EQ(replay(2).slowdown(2, 5), 4.0);  // 1 + 2 x (2.5 - 1)
+  EXPECT_DOUBLE_EQ(replay(2).slowdown(0, 0), 1.0);  // the median worker stays
+  // A worker faster than the median goes faster still, but never below the floor.
+  const TempFile fast(
+      ",worker,gpu,time,batch_time_norm\n0,0,25,1,50\n1,1,25,1,100\n2,2,25,1,100\n");
+  const TraceReplay strong(read_pai_trace(fast.path()), "in_order", {}, 0, 3, 1, 3.0);
+  EXPECT_DOUBLE_EQ(strong.slowdown(0, 0), TraceReplay::kMinSlowdown);  // 1 + 3 x (0.5 - 1) < 0.1
+  const TraceReplay mild(read_pai_trace(fast.path()), "in_order", {}, 0, 3, 1, 0.5);
+  EXPECT_DOUBLE_EQ(mild.slowdown(0, 0), 0.75);
+}
+
 }  // namespace
 }  // namespace gbasim

@@ -96,8 +96,8 @@ double slowdown_at(const WorkerSlowdowns& s, double iteration) {
 
 TraceReplay::TraceReplay(PaiTrace trace, const std::string& mapping,
                          const std::vector<std::string>& chosen, double offset, int workers,
-                         uint64_t seed)
-    : trace_(std::move(trace)) {
+                         uint64_t seed, double intensity)
+    : trace_(std::move(trace)), intensity_(intensity) {
   std::vector<std::string> ids;
   for (const auto& w : trace_.workers) ids.push_back(std::to_string(w.worker));
   series_ = assign_trace_series(ids, mapping, chosen, workers, seed);
@@ -113,7 +113,9 @@ TraceReplay::TraceReplay(PaiTrace trace, const std::string& mapping,
 }
 
 double TraceReplay::slowdown(int worker, int64_t step) const {
-  return slowdown_at(trace_.workers[series_.at(worker)], start_ + static_cast<double>(step));
+  const double s =
+      slowdown_at(trace_.workers[series_.at(worker)], start_ + static_cast<double>(step));
+  return intensity_ == 1.0 ? s : std::max(kMinSlowdown, 1.0 + intensity_ * (s - 1.0));
 }
 
 namespace {

@@ -38,8 +38,10 @@ double slowdown_at(const WorkerSlowdowns& series, double iteration);
 class TraceReplay {
  public:
   TraceReplay(PaiTrace trace, const std::string& mapping, const std::vector<std::string>& chosen,
-              double offset, int workers, uint64_t seed);
+              double offset, int workers, uint64_t seed, double intensity = 1.0);
+  // The trace's slowdown, scaled by the intensity: max(kMinSlowdown, 1 + intensity x (s - 1)).
   double slowdown(int worker, int64_t step) const;
+  static constexpr double kMinSlowdown = 0.1;
   const std::vector<int>& assignment() const { return assignment_; }  // trace worker ids
   bool wraps() const { return wraps_; }  // some trace worker is replayed more than once
 
@@ -48,6 +50,7 @@ class TraceReplay {
   std::vector<size_t> series_;  // index into trace_.workers, per simulated worker
   std::vector<int> assignment_;
   double start_ = 0.0;
+  double intensity_ = 1.0;
   bool wraps_ = false;
 };
 

@@ -91,6 +91,11 @@ void validate(const StragglerConfig& c) {
           "must not be negative");
   require(c.trace_time_scale > 0.0 && std::isfinite(c.trace_time_scale), "trace.time_scale",
           "must be positive");
+  require(c.trace_intensity >= 0.0 && c.trace_intensity <= 10.0, "trace.intensity",
+          "must lie in [0, 10]");
+  require(c.trace_intensity == 1.0 || c.trace_format == "pai", "trace.intensity",
+          "scales a pai trace's slowdowns; a usage trace's load_share and net_share scale its "
+          "load");
   require(c.trace_load_share >= 0.0, "trace.load_share", "must not be negative");
   require(c.trace_min_speed > 0.0 && c.trace_min_speed <= 1.0, "trace.min_speed",
           "must lie in (0, 1]");

@@ -61,6 +61,9 @@ struct StragglerConfig {
   // trace's first time stamp (the usage formats).
   double trace_offset = 0.0;
   double trace_time_scale = 1.0;  // trace seconds per simulated second (the usage formats)
+  // pai: each slowdown s replays as max(0.1, 1 + intensity x (s - 1)): 0 takes the trace's
+  // stragglers away, 2 doubles every worker's departure from the median.
+  double trace_intensity = 1.0;
   // Utilisation -> factors (traces/usage_trace.h, UsageMapping).
   double trace_load_share = 1.0;
   double trace_min_speed = 0.05;
