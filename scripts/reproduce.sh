@@ -56,7 +56,8 @@ if [ "$name" = all ]; then
     echo "$what: $(( $(date +%s) - began )) s" | tee -a "$log"
   }
   # gbasim tune and compare keep their finished runs in OUT/points too
-  [ $fresh -eq 0 ] || rm -rf results/tune-demo/points results/compare-strained/points
+  [ $fresh -eq 0 ] || rm -rf results/tune-demo/points results/compare-strained/points \
+    results/map-demo/points results/whatif-pai/*/points
   step tune-demo ./build/bin/gbasim tune --spec examples/demo.json --set stragglers.seed=1 --out results/tune-demo --jobs "$jobs"
   step demo bash scripts/demo.sh
   step compare-strained ./build/bin/gbasim compare --spec examples/compare.json --set stragglers.seed=1 \
@@ -70,6 +71,14 @@ if [ "$name" = all ]; then
   for sweep in severity switch-from-sync gba-iota-decay auto-switch-trace; do
     step "$sweep" bash scripts/reproduce.sh "$sweep" "${options[@]}"
   done
+  step map-demo ./build/bin/gbasim map --spec examples/demo.json --set stragglers.seed=1 \
+    --axes stragglers.persistent_fraction=0.125,0.25,0.5 --axes stragglers.persistent_slowdown=1,2,4 \
+    --out results/map-demo --jobs "$jobs"
+  if [ -f ../shared/traces/alibaba-pai-minibatch/job_1_norm.csv ]; then
+    step whatif-pai bash scripts/whatif_pai.sh --jobs "$jobs"
+  else
+    echo "whatif-pai: skipped: ../shared/traces/alibaba-pai-minibatch is missing" | tee -a "$log"
+  fi
   step published-collectives /usr/bin/python3 scripts/published_collectives.py
   step published-workload /usr/bin/python3 scripts/published_workload.py
   echo "all: $(( $(date +%s) - all_start )) s" | tee -a "$log"
