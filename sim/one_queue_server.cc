@@ -57,6 +57,7 @@ class OneQueueServer : public Server {
     // Messages live in per-worker slots (a worker has one in flight at most), not on the
     // heap: a run ended with messages in flight leaks nothing.
     arrivals_[w] = Arrival{w, 0, Gradient{}, true};
+    queued(+1);
     inbox_.put(&arrivals_[w], kControlBytes + sizes.id_bytes() * row_ids);
     admission = *grants_[w].get<Admission>();
     training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
@@ -77,6 +78,7 @@ class OneQueueServer : public Server {
     const double bytes = owner_bytes(sizes.rows(grad, 1), sizes.dense_values(),
                                      sizes.value_bytes(), sizes.id_bytes())[0];
     arrivals_[w] = Arrival{w, token, std::move(grad)};
+    queued(+1);
     inbox_.put(&arrivals_[w], kControlBytes + bytes);
     acks_[w].get<int>();
     training_.stats(w).comm_s += sg4::Engine::get_clock() - start;
@@ -91,6 +93,14 @@ class OneQueueServer : public Server {
   }
 
  private:
+  // The messages sent to the server and not yet taken up by it (on their way, or waiting), as
+  // the timeline's "server queue" counter: each worker has one in flight at most.
+  void queued(int delta) {
+    queued_ += delta;
+    if (Timeline* timeline = training_.timeline())
+      timeline->counter("server queue", sg4::Engine::get_clock(), queued_);
+  }
+
   // The next message: the first sent of those in the inbox, once it has arrived (the inbox
   // hands them over in the order sent, as SimGrid's permanent mailbox does: Box::set_receiver),
   // or (cluster.ps_service_seed k > 0) one of those handed over, at random, as an MPI server
@@ -140,6 +150,7 @@ class OneQueueServer : public Server {
     RuleInForce& rule = training_.rule();
     while (true) {
       Arrival* arrival = next(pick);
+      queued(-1);
       if (arrival->request) {
         if (!serve_request(arrival->worker)) rule.queue_refused(arrival->worker);
         continue;
@@ -162,6 +173,7 @@ class OneQueueServer : public Server {
   std::vector<Arrival*> arrived_;  // taken from the queue, not yet served
   std::vector<Arrival> arrivals_;  // each worker's message in flight
   std::vector<Admission> grants_slots_;  // each worker's grant in flight
+  int queued_ = 0;
 };
 
 }  // namespace

@@ -112,6 +112,21 @@ def main():
               f"failures: {names.count('failed')} failed and {names.count('down')} down for the "
               f"result's {failures}")
 
+        # The one-queue server: the messages sent and not yet taken up, as a counter.
+        trace = os.path.join(work, "one-queue-timeline.json")
+        plain, plain_out = run(gbasim, spec, work, "one-queue-plain", "gba",
+                               "--set", "cluster.server_model=one_queue", "--set", "cluster.ps_shards=1")
+        done, out = run(gbasim, spec, work, "one-queue", "gba", "--timeline", trace,
+                        "--set", "cluster.server_model=one_queue", "--set", "cluster.ps_shards=1")
+        with open(plain_out, "rb") as a, open(out, "rb") as b:
+            check(done.returncode == 0 and a.read() == b.read(),
+                  "one-queue: the result is the same with a timeline")
+        queue = [e["args"]["value"] for e in load(trace)["traceEvents"]
+                 if e["name"] == "server queue"]
+        check(queue and min(queue) >= 0 and max(queue) <= 16 and max(queue) > 1,
+              f"one-queue: the server queue counter lies in [0, 16] and builds up "
+              f"(max {max(queue) if queue else None})")
+
         # The window and the cap.
         trace = os.path.join(work, "window-timeline.json")
         done, _ = run(gbasim, spec, work, "window", "gba", "--timeline", trace,
