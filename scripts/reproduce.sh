@@ -84,26 +84,35 @@ if [ "$name" = all ]; then
   echo "all: $(( $(date +%s) - all_start )) s" | tee -a "$log"
   exit 0
 fi
-# Experiments of several sweeps (results/NAME/sweeps/, run into results/NAME/runs/) and a table
-# of their own, written by a script from the runs.
+# Experiments of several sweeps: each sweep file of results/NAME/sweeps/ runs with `gbasim
+# sweep` into results/NAME/runs/<sweep>/ (points/, summary.csv), one after the other; a sweep
+# with failed points does not stop the others. Then a script writes the experiment's table from
+# whatever finished, and the status is 1 if some point failed.
 if [ "$name" = industrial-scale ] || [ "$name" = cluster-model ]; then
   bash scripts/setup.sh
   bash scripts/build.sh
-  args=(--jobs "$jobs")
-  [ $fresh -eq 0 ] || args+=(--fresh)
+  export GBASIM_DATA_CACHE=${GBASIM_DATA_CACHE:-$PWD/out/data-cache}
   dir=results/$name
   [ "$name" != industrial-scale ] || [ -f ../shared/traces/alibaba-pai-minibatch/job_1_norm.csv ] \
     || echo "reproduce.sh: ../shared/traces/alibaba-pai-minibatch is missing: the pai sweeps' points will fail" >&2
   start=$(date +%s)
-  status=0
-  bash scripts/run_sweeps.sh "$dir" "${args[@]}" || status=$?
-  [ $status -ne 130 ] || exit 130
-  case $name in  # the table, from whatever finished
+  failed=0
+  for file in "$dir"/sweeps/*.json; do
+    sweep=$(basename "$file" .json)
+    [ $fresh -eq 0 ] || rm -rf "$dir/runs/$sweep"
+    began=$(date +%s)
+    status=0
+    ./build/bin/gbasim sweep --spec "$file" --out "$dir/runs/$sweep" --jobs "$jobs" || status=$?
+    echo "reproduce.sh: $sweep: $(( $(date +%s) - began )) s$([ $status -eq 0 ] || echo " (exit $status)")" >&2
+    [ $status -ne 130 ] || exit 130  # interrupted: stop here
+    [ $status -eq 0 ] || failed=1
+  done
+  case $name in
     industrial-scale) /usr/bin/python3 scripts/industrial_table.py "$dir" ;;
     cluster-model) /usr/bin/python3 scripts/step_split.py "$dir" ;;
   esac
   echo "reproduce.sh: $name regenerated in $(( $(date +%s) - start )) s: $dir" >&2
-  exit $status
+  exit $failed
 fi
 dir=results/$name
 [ -f "$dir/sweep.json" ] || { echo "reproduce.sh: no experiment '$name' ($dir/sweep.json)" >&2; usage; }

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Where a step's time goes before any straggler: the table of results/cluster-model/. Its three
-sweeps (FOLDER/sweeps/*.json, run by `scripts/run_sweeps.sh FOLDER` into FOLDER/runs/) run every
+sweeps (FOLDER/sweeps/*.json, run by `scripts/reproduce.sh cluster-model` into FOLDER/runs/) run every
 mode of the demo experiment on a straggler-free cluster (no persistent slowdowns, no noise, no
 episodes), timing-only, for 100 global steps of G = 4096 samples, on one cluster each, over seeds
 1 to 5 (a seed changes the data order, hence the rows each batch moves). Per mode: the simulated
