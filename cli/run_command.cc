@@ -93,7 +93,7 @@ int run_run(int argc, char** argv) {
       &cost, progress, timeline ? &*timeline : nullptr);
   write_json_atomically(out_path, result);
   if (timeline) {
-    timeline->write(timeline_path, total_workers(spec));
+    timeline->write(timeline_path, total_workers(spec), spec.cluster.ps_shards);
     if (!quiet) {
       std::cerr << "gbasim run: timeline: " << timeline->events() << " events in " << timeline_path
                 << (timeline->truncated() ? " (stopped at --timeline-events; later events left out)"

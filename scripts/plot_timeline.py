@@ -29,8 +29,8 @@ def main(argv):
     except (OSError, ValueError, KeyError) as e:
         sys.exit(f"plot_timeline.py: {path}: not a gbasim timeline ({e})")
     spans = [e for e in events if e["ph"] == "X" and e["pid"] in (WORKERS, SERVER)]
-    for e in spans:  # the server's row above worker 0's
-        e["row"] = e["tid"] if e["pid"] == WORKERS else -1
+    for e in spans:  # the server's row above worker 0's, its shards' above it
+        e["row"] = e["tid"] if e["pid"] == WORKERS else -1 - e["tid"]
     start = float(argv[3]) * 1e6 if len(argv) == 5 else min((e["ts"] for e in events if "ts" in e),
                                                             default=0.0)
     end = float(argv[4]) * 1e6 if len(argv) == 5 else max(
@@ -56,7 +56,8 @@ def main(argv):
             ax.axvline(e["ts"] / 1e3, color="black", lw=0.4, alpha=0.5)
     ax.set(ylabel="worker", xlim=(start / 1e3, end / 1e3),
            title="gbasim run --timeline (vertical lines: updates applied)")
-    ax.set_yticks(workers, ["server" if r < 0 else str(r) for r in workers])
+    ax.set_yticks(workers, ["server" if r == -1 else f"shard {-2 - r}" if r < -1 else str(r)
+                            for r in workers])
     ax.invert_yaxis()
     ax.legend(ncol=4, fontsize=8, loc="upper right")
     for row, name in zip(axes[1:], counters):

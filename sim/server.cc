@@ -29,8 +29,11 @@ void charge_update(const Training& training, const Cluster& cluster, const Gradi
       static_cast<double>(cluster.servers().size());
   const double start = sg4::Engine::get_clock();
   cluster.run_flops(flops, spec.cluster.ps_cores);
-  if (Timeline* timeline = training.timeline())
-    timeline->server_span("apply update", start, sg4::Engine::get_clock());
+  // Each shard applies its part of the update at once, on its own track.
+  if (Timeline* timeline = training.timeline()) {
+    for (size_t k = 0; k < cluster.servers().size(); ++k)
+      timeline->shard_span(static_cast<int>(k), "apply update", start, sg4::Engine::get_clock());
+  }
 }
 
 }  // namespace gbasim

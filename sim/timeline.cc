@@ -11,7 +11,7 @@ namespace {
 
 // Track ids: the workers are process 1, one thread a worker; the training is process 2, its
 // updates thread 0 and its snapshots thread 1, and it holds the counters; the parameter
-// server's actor is process 3. The workers' process
+// server is process 3: its actor thread 0, shard k thread 1 + k. The workers' process
 // name is the first event, written without a comma before it.
 constexpr int kWorkers = 1, kTraining = 2, kServer = 3;
 
@@ -53,6 +53,14 @@ void Timeline::server_span(const char* what, double start, double end) {
   add(e);
 }
 
+void Timeline::shard_span(int shard, const char* what, double start, double end) {
+  if (end <= start || !keep(start, end)) return;
+  char e[200];
+  std::snprintf(e, sizeof e, R"({"name":"%s","ph":"X","ts":%.3f,"dur":%.3f,"pid":%d,"tid":%d})",
+                what, us(start), us(end - start), kServer, 1 + shard);
+  add(e);
+}
+
 void Timeline::worker_instant(int w, const char* what, double t) {
   if (!keep(t, t)) return;
   char e[200];
@@ -87,7 +95,7 @@ void Timeline::counter(const char* name, double t, double value) {
   add(e);
 }
 
-void Timeline::write(const std::string& path, int workers) const {
+void Timeline::write(const std::string& path, int workers, int shards) const {
   std::string text = "{\"traceEvents\":[\n";
   char e[200];
   auto name = [&](const char* kind, int pid, int tid, const std::string& what) {
@@ -103,6 +111,8 @@ void Timeline::write(const std::string& path, int workers) const {
   name("thread_name", kTraining, 1, "snapshots");
   name("process_name", kServer, 0, "parameter server");
   name("thread_name", kServer, 0, "server");
+  for (int k = 0; k < shards; ++k)
+    name("thread_name", kServer, 1 + k, "shard " + std::to_string(k));
   text += body_;
   std::snprintf(e, sizeof e,
                 "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"clock\":\"simulated "

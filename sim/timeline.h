@@ -28,6 +28,8 @@ class Timeline {
   // The parameter server's actor was doing `what` (taking a gradient in, applying an update,
   // sending a grant) from `start` to `end`.
   void server_span(const char* what, double start, double end);
+  // Server shard `shard` was doing `what` (its part of an update) from `start` to `end`.
+  void shard_span(int shard, const char* what, double start, double end);
   // An update was applied (global step `step`), or the parameters were snapshotted.
   void update(double t, int64_t step);
   void snapshot(double t);
@@ -36,8 +38,9 @@ class Timeline {
 
   int64_t events() const { return events_; }
   bool truncated() const { return truncated_; }
-  // Writes the trace for `workers` workers (their tracks named), atomically.
-  void write(const std::string& path, int workers) const;
+  // Writes the trace for `workers` workers and `shards` server shards (their tracks named),
+  // atomically.
+  void write(const std::string& path, int workers, int shards) const;
 
  private:
   // Whether an event from start to end is kept (it counts it).

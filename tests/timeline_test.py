@@ -96,9 +96,15 @@ def main():
               f"gba: {len(updates)} updates for {summary['global_steps']} global steps")
         check(sum(1 for v in waiting if v == 0) == len(updates),
               "gba: the gradients waiting fall to 0 at each update")
-        applied = [e for e in events if e["name"] == "apply update" and e["pid"] == 3]
-        check(len(applied) == len(updates),
-              f"gba: the server's track has {len(applied)} updates applied, one an update")
+        shards = {}
+        for e in events:
+            if e["name"] == "apply update" and e["pid"] == 3:
+                shards.setdefault(e["tid"], []).append(e["ts"])
+        names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["ph"] == "M"}
+        check(sorted(shards) == [1, 2] and all(len(t) == len(updates) for t in shards.values())
+              and shards[1] == shards[2] and names.get((3, 1)) == "shard 0",
+              f"gba: each of the 2 shards' tracks has an update applied an update, at once "
+              f"({ {names.get((3, k)): len(t) for k, t in shards.items()} })")
 
         # Failures: a "failed" instant and a "down" span for each failure the result lists.
         trace = os.path.join(work, "failures-timeline.json")
