@@ -45,7 +45,10 @@ int run_whatif(const std::vector<std::string>& args) {
       ("straggler sources removed, comma-separated (default: all of " + source_names + ")")
           .c_str())("jobs,j", po::value(&o.jobs)->default_value(o.jobs),
                     "runs at once (default: the cores)")(
-      "out", po::value(&o.out)->value_name("DIR"), "work folder (default: out/whatif-<spec name>)");
+      "out", po::value(&o.out)->value_name("DIR"), "work folder (default: out/whatif-<spec name>)")(
+      "summarize", po::bool_switch(&o.summarize),
+      "write the tables from the runs there are in OUT/points, run nothing (a run missing "
+      "counts as failed)");
   po::variables_map vm;
   if (!parse_options(args, desc, vm)) return 0;
   if (o.spec.empty()) throw po::error("--spec FILE is required");

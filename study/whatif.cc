@@ -133,13 +133,15 @@ void mode_table(const std::string& mode, const ModeRuns& given,
 }
 
 // Which trace workers and which periods of the run cost most, from the runs as given of a
-// replayed PAI trace: a worker's excess compute is its compute time beyond its nominal steps
-// (the trace's slowdowns, with the synthetic models off, or on top of them); a period's excess
+// replayed PAI trace: a trace worker's excess compute is the compute time beyond their nominal
+// steps of the simulated workers replaying it, a mean over them (the trace's slowdowns, with
+// the synthetic models off, or on top of them); a period's excess
 // is the step time beyond each worker's median step, summed over the workers, in tenths of the
 // run's simulated time. Means over the seeds.
 void trace_costs(const std::string& mode, const std::vector<SweepPoint>& points,
                  const fs::path& out, std::ostringstream& md, Json& json) {
   std::map<int, double> by_worker;  // trace worker -> excess compute, summed over the seeds
+  std::map<int, int> replicas;      // trace worker -> simulated workers replaying it, over them
   std::vector<double> by_period(10, 0.0);
   double run_s = 0.0;
   int seeds = 0;
@@ -156,6 +158,7 @@ void trace_costs(const std::string& mode, const std::vector<SweepPoint>& points,
       const int id = w["worker"].get<int>();
       const double nominal = w["steps"].get<double>() * w["nominal_step_s"].get<double>();
       by_worker[assignment[id].get<int>()] += w["compute_s"].get<double>() - nominal;
+      ++replicas[assignment[id].get<int>()];
       std::vector<double> steps, ends = w["step_ends"].get<std::vector<double>>();
       for (size_t k = 1; k < ends.size(); ++k) steps.push_back(ends[k] - ends[k - 1]);
       if (steps.empty() || end <= 0.0) continue;
@@ -167,10 +170,10 @@ void trace_costs(const std::string& mode, const std::vector<SweepPoint>& points,
     }
   }
   if (seeds == 0) return;
-  std::vector<std::pair<double, int>> workers;
+  std::vector<std::pair<double, int>> workers;  // a replica's mean excess, the trace worker
   double total = 0.0;
   for (const auto& [id, excess] : by_worker) {
-    workers.push_back({excess / seeds, id});
+    workers.push_back({excess / replicas[id], id});
     total += excess / seeds;
   }
   std::sort(workers.rbegin(), workers.rend());
@@ -178,15 +181,15 @@ void trace_costs(const std::string& mode, const std::vector<SweepPoint>& points,
   for (int t = 0; t < 10; ++t) periods.push_back({by_period[t] / seeds, t});
   std::sort(periods.rbegin(), periods.rend());
   const double tenth_s = run_s / seeds / 10.0;
-  md << "The trace's costliest workers (excess compute, s, summed over the simulated workers "
-        "replaying each; of "
-     << fmt(total, "%.3g") << " s in all):";
+  md << "The trace's costliest workers (excess compute, s, a simulated worker replaying it; of "
+     << fmt(total, "%.3g") << " s in all over the " << replicas.size() << " trace workers):";
   Json workers_json = Json::array(), periods_json = Json::array();
   for (size_t i = 0; i < workers.size() && i < 3; ++i) {
-    md << (i ? "," : "") << " worker " << workers[i].second << " " << fmt(workers[i].first, "%.3g")
-       << " s";
-    workers_json.push_back(
-        {{"trace_worker", workers[i].second}, {"excess_compute_s", workers[i].first}});
+    const int id = workers[i].second;
+    md << (i ? "," : "") << " worker " << id << " " << fmt(workers[i].first, "%.3g") << " s";
+    workers_json.push_back({{"trace_worker", id},
+                            {"excess_compute_s", workers[i].first},
+                            {"replayed_by", replicas[id] / seeds}});
   }
   md << ". Costliest periods (step time beyond each worker's median step, summed over the "
         "workers):";
@@ -303,7 +306,7 @@ int run_whatif(const WhatifOptions& o) {
     if (variants[i].run && !(same_as_all && i + 1 == variants.size()))
       std::cerr << ", " << variants[i].name;
   std::cerr << " (" << points.size() << " runs)\n";
-  const int status = run_points(sweep, points, out.string(), o.jobs);
+  const int status = o.summarize ? 0 : run_points(sweep, points, out.string(), o.jobs);
   if (status == 130) return 130;
   if (same_as_all) variants.back().points = same_as_all->points;
 

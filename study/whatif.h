@@ -54,6 +54,7 @@ struct WhatifOptions {
   std::vector<std::string> modes{"sync", "gba"};
   std::vector<std::string> sources;  // empty: every source
   int seeds = 5, jobs = 1;
+  bool summarize = false;  // write the tables from the runs there are; run nothing
 };
 
 // Runs the spec as given and without each source (those it holds) over the seeds, every mode,
