@@ -96,7 +96,14 @@ int run_map(const std::vector<std::string>& args) {
   for (const char* name : {"sweep.json", "map.json", "map.md"})
     check_output_file((fs::path(o.out) / name).string(), "map");
 
-  const bool had_sweep = fs::exists(fs::path(o.out) / "sweep.json");
+  const std::string sweep_file = (fs::path(o.out) / "sweep.json").string();
+  const bool had_sweep = fs::exists(sweep_file);
+  const std::string earlier = had_sweep ? read_text_or_empty(sweep_file) : std::string();
+  // The outermost folder this command creates, removed again if the sweep refuses to start.
+  fs::path created;
+  for (fs::path p = fs::absolute(o.out).lexically_normal(); !p.empty() && !fs::exists(p);
+       p = p.parent_path())
+    created = p;
   const std::string sweep = write_map_sweep(o);
   std::vector<std::string> sweep_args{"--spec", sweep, "--out", o.out};
   sweep_args.insert(sweep_args.end(), running.begin(), running.end());
@@ -106,9 +113,15 @@ int run_map(const std::vector<std::string>& args) {
   int status = 0;
   try {
     status = run_sweep(sweep_args);
-  } catch (...) {  // a bad running option: nothing of this command is left behind
+  } catch (...) {  // a bad running option or grid value: nothing of this command is left
     std::error_code ec;
-    if (!had_sweep) fs::remove(fs::path(o.out) / "sweep.json", ec);
+    if (!created.empty()) {
+      fs::remove_all(created, ec);
+    } else if (had_sweep) {
+      write_text_atomically(sweep_file, earlier);  // the earlier map's, as it was
+    } else {
+      fs::remove(sweep_file, ec);
+    }
     throw;
   }
   // Nothing to draw after a plan, a Slurm submission left to run, or an interruption.
