@@ -2,9 +2,10 @@
 """What the stragglers cost: the figure of `gbasim whatif` (its whatif.json).
 
 Usage: plot_whatif.py WHATIF.json OUT_PREFIX
-Writes OUT_PREFIX.png and OUT_PREFIX.pdf: two panels, the time to the target AUC lost and the
-final AUC lost to each straggler source (and to all of them together), a bar per mode, with the
-paired 95% interval over the seeds as an error bar. Sources the spec does not hold are left out.
+Writes OUT_PREFIX.png and OUT_PREFIX.pdf: three panels, the time to the target AUC, the run
+time and the final AUC lost to each straggler source (and to all of them together), a bar per
+mode, with the paired 95% interval over the seeds as an error bar. Sources the spec does not
+hold are left out.
 """
 import json
 import sys
@@ -40,9 +41,10 @@ def main(argv):
     sources = [s["source"] for s in modes[0]["sources"] if s["present"]]
     if not sources:
         sources = ["all"]  # no source in the spec: one bar of 0 a mode says so
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
     width = 0.8 / len(modes)
     panels = [("time_to_auc_lost", "time to AUC lost (simulated s)"),
+              ("run_time_lost", "run time lost (simulated s)"),
               ("final_auc_lost", "final AUC lost")]
     for ax, (key, label) in zip(axes, panels):
         for k, mode in enumerate(modes):
