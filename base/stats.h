@@ -1,6 +1,6 @@
 // Small statistics shared by the trace readers, the switching policy, calibration, and the
 // comparisons of `gbasim tune` and `gbasim compare`: medians, and Student's t confidence
-// intervals of a mean and of a paired difference (scripts/stats.py is the scripts' twin).
+// intervals of a mean and of a paired difference.
 #pragma once
 
 #include <algorithm>

@@ -12,8 +12,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from outputs import write_text  # noqa: E402
-from stats import mean_interval, text  # noqa: E402
+from outputs import mean_interval, text, write_text  # noqa: E402
 
 
 def read(dir_, sweep):

@@ -7,7 +7,7 @@ episodes), timing-only, for 100 global steps of G = 4096 samples, on one cluster
 time, and a worker's mean step split into compute, communication (ring, pulls and pushes) and
 waiting (for admission: the step barrier in sync, the token in the server modes); "other" is the
 rest (the worker's optimizer work in sync). Each is the mean over the seeds with its 95% interval
-(scripts/stats.py).
+(scipy's, through scripts/outputs.py).
 
 Usage: scripts/step_split.py [FOLDER]   (default results/cluster-model). Reads the sweeps' points;
 writes FOLDER/table.md and FOLDER/split.json. `bash scripts/reproduce.sh cluster-model` runs the
@@ -18,8 +18,7 @@ import json
 import os
 import sys
 
-from outputs import write_text
-from stats import mean_interval, text
+from outputs import mean_interval, text, write_text
 
 MODES = ["sync", "async", "gba", "ssp", "backup"]
 # The table's label of each sweep of FOLDER/sweeps/, in the table's order.
@@ -67,7 +66,7 @@ def split(result):
 
 
 def cell(values, scale, digits):
-    """'mean [low, high]' of `values` times `scale` (scripts/stats.py)."""
+    """'mean [low, high]' of `values` times `scale`."""
     return text(mean_interval([scale * v for v in values]), digits)
 
 

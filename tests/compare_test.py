@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """gbasim compare on a small spec (FM on a small synthetic set, 4 workers, one 3x slower), 3
-seeds, sync, async and GBA at a given learning rate: its statistics recomputed from the
-runs' own results with scripts/stats.py (a second implementation, in Python over scipy,
-against gbasim's over Boost), its recommendation against the documented rule, a second run
-(every point done: nothing runs again) writes the same compare.json byte for byte, and a bad
---modes is refused with exit 2.
+seeds, sync, async and GBA at a given learning rate. Its statistics are recomputed from the
+runs' own results with scipy's t-tests (`ttest_1samp` through scripts/outputs.py, and
+`ttest_rel`), an implementation nobody here wrote, against gbasim's over Boost. Its
+recommendation is checked against the documented rule; a second run (every point done: nothing
+runs again) must write the same compare.json byte for byte; a bad --modes is refused with exit 2.
 
 Usage: compare_test.py GBASIM PLATFORMS_FOLDER SCRIPTS_FOLDER"""
 import json
@@ -25,7 +25,8 @@ def main():
         sys.exit(__doc__)
     gbasim, platforms, scripts = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
     sys.path.insert(0, scripts)
-    from stats import mean_interval, paired_difference
+    from outputs import Interval, mean_interval
+    from scipy import stats
     failures = []
 
     def close(name, got, want):
@@ -62,7 +63,10 @@ def main():
 
         def paired(a, b):
             pairs = [(x, y) for x, y in zip(a, b) if not math.isnan(x) and not math.isnan(y)]
-            return paired_difference([p[0] for p in pairs], [p[1] for p in pairs])
+            if len(pairs) < 2:
+                return mean_interval([x - y for x, y in pairs])
+            ci = stats.ttest_rel([p[0] for p in pairs], [p[1] for p in pairs]).confidence_interval()
+            return Interval(len(pairs), sum(x - y for x, y in pairs) / len(pairs), ci.low, ci.high)
 
         def check(name, got, want):
             close(name + ".mean", got["mean"], want.mean if want.n else None)
