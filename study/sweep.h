@@ -64,11 +64,13 @@ std::string name_part(const nlohmann::json& value);
 void check_points_folder(const std::string& folder);
 
 // The summary CSV's header and a point's row. `result` is the point's result JSON (null
-// when it has none); `status` is "done", "failed" or "pending".
+// when it has none); `status` is "done", "failed" or "pending". The summary holds results
+// only, so that a sweep run again writes it byte for byte; the points' wall-clock times go to
+// OUT/wall.csv.
 std::vector<std::string> summary_header(const SweepSpec& sweep);
 std::vector<std::string> summary_row(const SweepSpec& sweep, const SweepPoint& point,
                                      const std::string& status, const nlohmann::json& result,
-                                     double wall_s, const std::string& error);
+                                     const std::string& error);
 // Runs the points that OUT/points does not hold a result of, as `gbasim sweep` does (one
 // `gbasim run` process a point, `jobs` at a time, progress on standard error, OUT/summary.csv
 // rewritten as they end). Returns 0 when every point is done, 1 when some failed, 130 when
@@ -115,5 +117,7 @@ void draw_figure(const std::string& script, const std::vector<std::string>& args
 
 // One CSV line: cells with a comma, quote or newline are quoted.
 std::string csv_line(const std::vector<std::string>& cells);
+// A number as the summaries write it: 6 significant digits.
+std::string csv_number(double v);
 
 }  // namespace gbasim

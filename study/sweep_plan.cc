@@ -16,12 +16,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.6g", v);
-  return text;
-}
-
 std::string value_text(const nlohmann::json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
@@ -247,14 +241,14 @@ std::vector<std::string> summary_header(const SweepSpec& sweep) {
   for (const auto& axis : sweep.axes) h.push_back(axis.key);
   for (const char* c :
        {"status", "time_to_auc_s", "target_auc", "final_auc", "final_logloss", "mean_staleness",
-        "dropped_share", "decayed_share", "simulated_time_s", "global_steps", "wall_s", "error"})
+        "dropped_share", "decayed_share", "simulated_time_s", "global_steps", "error"})
     h.emplace_back(c);
   return h;
 }
 
 std::vector<std::string> summary_row(const SweepSpec& sweep, const SweepPoint& point,
                                      const std::string& status, const nlohmann::json& result,
-                                     double wall_s, const std::string& error) {
+                                     const std::string& error) {
   std::vector<std::string> row{point.name, std::to_string(point.spec.seed)};
   for (size_t a = 0; a < sweep.axes.size(); ++a) row.push_back(value_text(point.values[a]));
   row.push_back(status);
@@ -262,7 +256,7 @@ std::vector<std::string> summary_row(const SweepSpec& sweep, const SweepPoint& p
     if (result.is_null()) return "";
     const auto& s = result.at("summary");
     if (!s.contains(key) || s.at(key).is_null()) return "";
-    return number(s.at(key).get<double>());
+    return csv_number(s.at(key).get<double>());
   };
   row.push_back(get("time_to_auc"));
   row.push_back(get("target_auc"));
@@ -274,17 +268,22 @@ std::vector<std::string> summary_row(const SweepSpec& sweep, const SweepPoint& p
     const auto& g = result.at("summary").at("gradients");
     const double received = g.at("received").get<double>();
     if (received > 0) {
-      dropped = number(g.at("dropped").get<double>() / received);
-      decayed = number(g.at("decayed").get<double>() / received);
+      dropped = csv_number(g.at("dropped").get<double>() / received);
+      decayed = csv_number(g.at("decayed").get<double>() / received);
     }
   }
   row.push_back(dropped);
   row.push_back(decayed);
   row.push_back(get("simulated_time"));
   row.push_back(get("global_steps"));
-  row.push_back(wall_s > 0.0 ? number(wall_s) : "");
   row.push_back(error);
   return row;
+}
+
+std::string csv_number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
 }
 
 std::string csv_line(const std::vector<std::string>& cells) {

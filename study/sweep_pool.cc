@@ -156,11 +156,14 @@ void Sweep::completed(size_t i, int status, double wall_s) {
 
 void Sweep::write_summary() const {
   std::string text = csv_line(summary_header(spec_));
+  std::string wall = csv_line({"point", "status", "wall_s"});
   for (size_t i = 0; i < points_.size(); ++i) {
     const PointState& s = state_[i];
-    text += csv_line(summary_row(spec_, points_[i], s.status, s.summary, s.wall_s, s.error));
+    text += csv_line(summary_row(spec_, points_[i], s.status, s.summary, s.error));
+    wall += csv_line({points_[i].name, s.status, s.wall_s > 0.0 ? csv_number(s.wall_s) : ""});
   }
   write_text_atomically((out_ / "summary.csv").string(), text);
+  write_text_atomically((out_ / "wall.csv").string(), wall);
 }
 
 int Sweep::run() {

@@ -43,7 +43,7 @@ for f in "${!stamp[@]}"; do
 done
 [ "$(ls "$work"/points/*.json | wc -l)" -eq 4 ] || fail "the resumed sweep must finish every point"
 
-# The summary agrees with the points' JSON.
+# The summary agrees with the points' JSON, and holds no wall time; wall.csv holds them.
 # (A point finished just before the kill may have no wall time: the kill can fall between its
 # result and the sweep's note of its wall time. Its wall_s is then empty, never made up.)
 /usr/bin/python3 - "$work" "${!stamp[@]}" <<'PY' || fail "summary.csv disagrees with the points"
@@ -61,7 +61,12 @@ for r in rows:
     assert int(r["global_steps"]) == s["global_steps"], r
     g = s["gradients"]
     assert math.isclose(float(r["dropped_share"]), g["dropped"] / g["received"], abs_tol=1e-6), r
-    assert (r["wall_s"] == "" and r["point"] in before) or float(r["wall_s"]) > 0, r
+    assert "wall_s" not in r, r
+walls = list(csv.DictReader(open(f"{work}/wall.csv")))
+assert [w["point"] for w in walls] == [r["point"] for r in rows], walls
+for w in walls:
+    assert w["status"] == "done", w
+    assert (w["wall_s"] == "" and w["point"] in before) or float(w["wall_s"]) > 0, w
 PY
 
 # A point that fails at run time is recorded; the other runs.
