@@ -44,7 +44,7 @@ def fmt_ms(values):
     return text(i, 1) if i.n else "-"
 
 
-def time_to_auc(lines, doc, preset, label, runs):
+def time_to_auc(lines, doc, scale, preset, label, runs):
     """Rows of sync and GBA's time to the target and final AUC over `runs` (one condition),
     with GBA's paired speed-up and final-AUC gap."""
     got = {mode: {int(r["seed"]): r for r in runs if r["training.mode"] == mode}
@@ -66,7 +66,7 @@ def time_to_auc(lines, doc, preset, label, runs):
             f"{text(mean_interval(finals), 4) if finals else '-'} | "
             f"{(text(ratio, 3) if ratio.n else '-') if mode == 'gba' else ''} | "
             f"{(text(gap, 4) if gap.n else '-') if mode == 'gba' else ''} |")
-    doc["time_to_auc"].append({"preset": preset, "stragglers": label, "seeds": len(seeds),
+    doc["time_to_auc"].append({"scale": scale, "preset": preset, "stragglers": label, "seeds": len(seeds),
                                "both_reached": len(reached),
                                "speedup": ratio.mean if ratio.n else None,
                                "final_auc_gap": gap.mean if gap.n else None,
@@ -160,23 +160,26 @@ def main():
                      f" | {where} |")
     doc["time_to_auc"] = []
     pai_auc = read(dir_, "auc-256-pai")
-    for sweep, preset in (("auc-256", "dlrm-dcnv2"), ("auc-256-wide-deep", "wide-deep-outbrain")):
+    # (sweep, preset, scale, the PAI replay's sweep or None)
+    studies = [("auc-256", "dlrm-dcnv2", "256 workers, 16 shards", pai_auc),
+               ("auc-256-wide-deep", "wide-deep-outbrain", "256 workers, 16 shards", pai_auc),
+               ("auc-1024-wide-deep", "wide-deep-outbrain", "1,024 workers, 64 shards", [])]
+    for sweep, preset, scale, pai_runs in studies:
         auc = read(dir_, sweep)
         conditions = [("healthy", [r for r in auc if r["stragglers.persistent_slowdown"] == "1"]),
                       ("a quarter 4x slower",
                        [r for r in auc if r["stragglers.persistent_slowdown"] == "4"]),
                       ("PAI job_1 replayed",
-                       [r for r in pai_auc if r["workload.preset"] == preset])]
+                       [r for r in pai_runs if r["workload.preset"] == preset])]
         if not any(rows for _, rows in conditions):
             continue
-        lines += ["", "## Time to AUC 0.75 with the proxy learning (256 workers, 16 shards, "
-                  f"{preset})", "",
+        lines += ["", f"## Time to AUC 0.75 with the proxy learning ({scale}, {preset})", "",
                   "| stragglers | mode | reached | time-to-AUC (s) | final AUC | "
                   "GBA speed-up over sync to the target | final AUC, GBA - sync |",
                   "| --- | --- | --- | --- | --- | --- | --- |"]
         for label, runs in conditions:
             if runs:
-                time_to_auc(lines, doc, preset, label, runs)
+                time_to_auc(lines, doc, scale, preset, label, runs)
     table = "\n".join(lines) + "\n"
     print(table, end="")
     write_text(os.path.join(dir_, "table.md"), table)
