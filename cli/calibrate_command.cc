@@ -1,7 +1,7 @@
 // gbasim calibrate: measures this machine for a spec and writes a platform file (cluster
 // keys) on which the simulator runs the spec's ranks as gbasim-mpi runs them here.
-#include <cmath>
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
@@ -15,6 +15,49 @@ namespace gbasim {
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
+
+namespace {
+
+// What the measurements and the fit found, and how to run with them.
+void print_calibration(const nlohmann::json& platform, const nlohmann::json& report,
+                       const std::string& out_path, const std::string& report_path, int cores) {
+  std::printf("gradient of a batch of %lld: %.3f ms (%.3g flop/s); optimizer update: %.3f ms\n",
+              static_cast<long long>(report["local_batch"].get<int64_t>()),
+              report["gradient_s"].get<double>() * 1e3, platform["worker_speed"].get<double>(),
+              report["update_s"].get<double>() * 1e3);
+  const double latency = report["mpi_latency_s"].get<double>();
+  std::printf(
+      "MPI between two ranks: latency %.2f us, bandwidth %.2f GB/s; %d cores shared, a "
+      "computation keeps one for %.2f ms when others wait (0: never had to wait)\n",
+      latency * 1e6, report["mpi_bandwidth_bytes_per_s"].get<double>() / 1e9, cores,
+      report["time_slice_s"].get<double>() * 1e3);
+  std::string settings;
+  for (const auto& o : report["overrides"]) settings += " --set " + o.get<std::string>();
+  std::printf("platform: %s\nreport: %s\nrun with: --set cluster.platform=%s%s\n", out_path.c_str(),
+              report_path.c_str(), fs::absolute(out_path).c_str(), settings.c_str());
+  if (report.contains("fit")) {
+    const auto& f = report["fit"];
+    const double push = f["server_flops_per_push"].get<double>();
+    std::printf(
+        "fitted to real straggler-free runs: message latency %.3g s per link (ping-pong: "
+        "%.3g); the server's work per push %.3g ms (--set cost.server_flops_per_push=%g)\n",
+        f["nic_latency"].get<double>(), latency / 2,
+        f["server_seconds_per_push"].get<double>() * 1e3, push);
+  }
+}
+
+// --real-sync-s and --real-async-s: both or neither, positive numbers of seconds.
+void check_given_times(const std::vector<double>& sync, const std::vector<double>& async) {
+  if (sync.empty() != async.empty())
+    throw po::error("--real-sync-s and --real-async-s go together");
+  for (const auto& [times, option] :
+       {std::pair{&sync, "--real-sync-s"}, {&async, "--real-async-s"}})
+    for (double t : *times)
+      if (!(t > 0.0) || !std::isfinite(t))
+        throw po::error(std::string(option) + ": run times must be positive numbers of seconds");
+}
+
+}  // namespace
 
 int run_calibrate(const std::vector<std::string>& args) {
   std::string spec_path, out_path = "out/calibrated-platform.json", report_path;
@@ -70,14 +113,7 @@ int run_calibrate(const std::vector<std::string>& args) {
     throw po::error("--cores must lie in [1, " + std::to_string(machine) +
                     "], this machine's hardware threads, which the measurements use");
   if (fit_runs < 1 || fit_runs > 1000) throw po::error("--fit-runs must lie in [1, 1000]");
-  if (given_sync.empty() != given_async.empty())
-    throw po::error("--real-sync-s and --real-async-s go together");
-  for (double t : given_sync)
-    if (!(t > 0.0) || !std::isfinite(t))
-      throw po::error("--real-sync-s: run times must be positive numbers of seconds");
-  for (double t : given_async)
-    if (!(t > 0.0) || !std::isfinite(t))
-      throw po::error("--real-async-s: run times must be positive numbers of seconds");
+  check_given_times(given_sync, given_async);
   if (report_path.empty())
     report_path = fs::path(out_path).replace_extension(".report.json").string();
   check_output_file(out_path, "platform");
@@ -96,29 +132,7 @@ int run_calibrate(const std::vector<std::string>& args) {
   const auto [platform, report] = calibrate(request);
   write_json_atomically(out_path, platform);
   write_json_atomically(report_path, report);
-  std::printf("gradient of a batch of %lld: %.3f ms (%.3g flop/s); optimizer update: %.3f ms\n",
-              static_cast<long long>(report["local_batch"].get<int64_t>()),
-              report["gradient_s"].get<double>() * 1e3, platform["worker_speed"].get<double>(),
-              report["update_s"].get<double>() * 1e3);
-  const double latency = report["mpi_latency_s"].get<double>();
-  std::printf(
-      "MPI between two ranks: latency %.2f us, bandwidth %.2f GB/s; %d cores shared, a "
-      "computation keeps one for %.2f ms when others wait (0: never had to wait)\n",
-      latency * 1e6, report["mpi_bandwidth_bytes_per_s"].get<double>() / 1e9, cores,
-      report["time_slice_s"].get<double>() * 1e3);
-  std::string settings;
-  for (const auto& o : report["overrides"]) settings += " --set " + o.get<std::string>();
-  std::printf("platform: %s\nreport: %s\nrun with: --set cluster.platform=%s%s\n", out_path.c_str(),
-              report_path.c_str(), fs::absolute(out_path).c_str(), settings.c_str());
-  if (report.contains("fit")) {
-    const auto& f = report["fit"];
-    const double push = f["server_flops_per_push"].get<double>();
-    std::printf(
-        "fitted to real straggler-free runs: message latency %.3g s per link (ping-pong: "
-        "%.3g); the server's work per push %.3g ms (--set cost.server_flops_per_push=%g)\n",
-        f["nic_latency"].get<double>(), latency / 2, f["server_seconds_per_push"].get<double>() * 1e3,
-        push);
-  }
+  print_calibration(platform, report, out_path, report_path, cores);
   return 0;
 }
 

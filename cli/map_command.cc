@@ -33,6 +33,51 @@ SweepAxis parse_axis(const std::string& text) {
   return axis;
 }
 
+// Writes the map's sweep file and runs it with gbasim sweep and the `running` options; on a
+// failure to start, nothing of this command is left (an earlier sweep file is put back).
+int run_map_sweep(const MapOptions& o, const std::vector<std::string>& running) {
+  const std::string sweep_file = (fs::path(o.out) / "sweep.json").string();
+  const bool had_sweep = fs::exists(sweep_file);
+  const std::string earlier = had_sweep ? read_text_or_empty(sweep_file) : std::string();
+  // The outermost folder this command creates, removed again if the sweep refuses to start.
+  fs::path created;
+  for (fs::path p = fs::absolute(o.out).lexically_normal(); !p.empty() && !fs::exists(p);
+       p = p.parent_path())
+    created = p;
+  const std::string sweep = write_map_sweep(o);
+  std::vector<std::string> sweep_args{"--spec", sweep, "--out", o.out};
+  sweep_args.insert(sweep_args.end(), running.begin(), running.end());
+  std::cerr << "gbasim map: the sweep " << sweep << ", run as: gbasim sweep";
+  for (const std::string& a : sweep_args) std::cerr << ' ' << a;
+  std::cerr << "\n";
+  try {
+    return run_sweep(sweep_args);
+  } catch (...) {  // a bad running option or grid value: nothing of this command is left
+    std::error_code ec;
+    if (!created.empty())
+      fs::remove_all(created, ec);
+    else if (had_sweep)
+      write_text_atomically(sweep_file, earlier);  // the earlier map's, as it was
+    else
+      fs::remove(sweep_file, ec);
+    throw;
+  }
+}
+
+// Whether the map can be drawn after the sweep ended with `status`: not after a plan, a Slurm
+// submission left to run, or an interruption.
+bool map_ready(const std::vector<std::string>& running, int status) {
+  bool dry_run = false, slurm = false, follow = false;
+  for (size_t i = 0; i < running.size(); ++i) {
+    const std::string& a = running[i];
+    dry_run = dry_run || a == "--dry-run";
+    slurm = slurm || a == "--launcher=slurm" ||
+            (a == "--launcher" && i + 1 < running.size() && running[i + 1] == "slurm");
+    follow = follow || a == "--wait" || a == "--summarize";
+  }
+  return !(dry_run || (slurm && !follow) || status == 130);
+}
+
 }  // namespace
 
 int run_map(const std::vector<std::string>& args) {
@@ -96,45 +141,8 @@ int run_map(const std::vector<std::string>& args) {
   for (const char* name : {"sweep.json", "map.json", "map.md"})
     check_output_file((fs::path(o.out) / name).string(), "map");
 
-  const std::string sweep_file = (fs::path(o.out) / "sweep.json").string();
-  const bool had_sweep = fs::exists(sweep_file);
-  const std::string earlier = had_sweep ? read_text_or_empty(sweep_file) : std::string();
-  // The outermost folder this command creates, removed again if the sweep refuses to start.
-  fs::path created;
-  for (fs::path p = fs::absolute(o.out).lexically_normal(); !p.empty() && !fs::exists(p);
-       p = p.parent_path())
-    created = p;
-  const std::string sweep = write_map_sweep(o);
-  std::vector<std::string> sweep_args{"--spec", sweep, "--out", o.out};
-  sweep_args.insert(sweep_args.end(), running.begin(), running.end());
-  std::cerr << "gbasim map: the sweep " << sweep << ", run as: gbasim sweep";
-  for (const std::string& a : sweep_args) std::cerr << ' ' << a;
-  std::cerr << "\n";
-  int status = 0;
-  try {
-    status = run_sweep(sweep_args);
-  } catch (...) {  // a bad running option or grid value: nothing of this command is left
-    std::error_code ec;
-    if (!created.empty()) {
-      fs::remove_all(created, ec);
-    } else if (had_sweep) {
-      write_text_atomically(sweep_file, earlier);  // the earlier map's, as it was
-    } else {
-      fs::remove(sweep_file, ec);
-    }
-    throw;
-  }
-  // Nothing to draw after a plan, a Slurm submission left to run, or an interruption.
-  bool dry_run = false, slurm = false, follow = false;
-  for (size_t i = 0; i < running.size(); ++i) {
-    const std::string& a = running[i];
-    dry_run = dry_run || a == "--dry-run";
-    slurm = slurm || a == "--launcher=slurm" ||
-            (a == "--launcher" && i + 1 < running.size() && running[i + 1] == "slurm");
-    follow = follow || a == "--wait" || a == "--summarize";
-  }
-  if (dry_run || (slurm && !follow) || status == 130) return status;
-  write_map(o);
+  const int status = run_map_sweep(o, running);
+  if (map_ready(running, status)) write_map(o);
   return status;
 }
 

@@ -18,16 +18,21 @@ namespace gbasim {
 
 namespace po = boost::program_options;
 
-int run_run(int argc, char** argv) {
-  // SimGrid's own log stays quiet unless --log= asks otherwise.
-  EngineArgs started = start_engine(argc, argv);
-  const std::vector<std::string>& args = started.args;
+namespace {
 
+// What `gbasim run`'s options set.
+struct RunOptions {
   std::string spec_path, out_path, timeline_path, window_text;
   std::vector<std::string> overrides, fragments;
   bool quiet = false, profile = false;
   double progress_every_s = 10.0;
   int64_t timeline_events = 1000000;
+};
+
+// The options' table, writing into `o`.
+po::options_description run_options(RunOptions& o) {
+  auto& [spec_path, out_path, timeline_path, window_text, overrides, fragments, quiet, profile,
+         progress_every_s, timeline_events] = o;
   po::options_description desc(
       "gbasim run --spec FILE [options]\n\n"
       "Simulates one training run on a SimGrid cluster and writes its JSON result.\n"
@@ -60,8 +65,31 @@ int run_run(int argc, char** argv) {
       "only what overlaps these simulated seconds, e.g. 0:0.5 (default: the whole run)")(
       "timeline-events", po::value(&timeline_events)->value_name("N")->default_value(1000000),
       "at most N events (about 80 bytes each); recording stops there and the file says so");
+  return desc;
+}
+
+// Writes the timeline and says where.
+void write_timeline(Timeline& timeline, const std::string& path, const ExperimentSpec& spec,
+                    bool quiet) {
+  timeline.write(path, total_workers(spec), spec.cluster.ps_shards);
+  if (quiet) return;
+  std::cerr << "gbasim run: timeline: " << timeline.events() << " events in " << path
+            << (timeline.truncated() ? " (stopped at --timeline-events; later events left out)"
+                                     : "")
+            << "\n";
+}
+
+}  // namespace
+
+int run_run(int argc, char** argv) {
+  // SimGrid's own log stays quiet unless --log= asks otherwise.
+  EngineArgs started = start_engine(argc, argv);
+  RunOptions o;
+  po::options_description desc = run_options(o);
+  auto& [spec_path, out_path, timeline_path, window_text, overrides, fragments, quiet, profile,
+         progress_every_s, timeline_events] = o;
   po::variables_map vm;
-  if (!parse_options(args, desc, vm)) return 0;
+  if (!parse_options(started.args, desc, vm)) return 0;
   if (spec_path.empty()) throw po::error("--spec FILE is required");
   if (vm.count("out") && out_path.empty()) throw po::error("--out: the file name is empty");
   if (!(progress_every_s > 0.0 && std::isfinite(progress_every_s)))
@@ -92,15 +120,7 @@ int run_run(int argc, char** argv) {
       },
       &cost, progress, timeline ? &*timeline : nullptr);
   write_json_atomically(out_path, result);
-  if (timeline) {
-    timeline->write(timeline_path, total_workers(spec), spec.cluster.ps_shards);
-    if (!quiet) {
-      std::cerr << "gbasim run: timeline: " << timeline->events() << " events in " << timeline_path
-                << (timeline->truncated() ? " (stopped at --timeline-events; later events left out)"
-                                          : "")
-                << "\n";
-    }
-  }
+  if (timeline) write_timeline(*timeline, timeline_path, spec, quiet);
   print_result_notes(spec, result);
   print_summary_table(mode, result);
   if (profile) print_profile(cost);

@@ -1,7 +1,7 @@
 // gbasim sweep: the command line of a sweep (docs/sweep.md); the pool and the Slurm launcher
 // are study/'s.
-#include <boost/program_options.hpp>
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -17,13 +17,22 @@ namespace gbasim {
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
 
-int run_sweep(const std::vector<std::string>& args) {
+namespace {
+
+// What `gbasim sweep`'s options set.
+struct SweepOptions {
   std::string spec_path, out_dir, launcher = "local", task_file;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool dry_run = false, wait = false, summarize = false, table = false;
   std::vector<std::string> against;
   SlurmSettings slurm;
   int points_per_task = 0;
+};
+
+// The options' table, writing into `o`.
+po::options_description sweep_options(SweepOptions& o) {
+  auto& [spec_path, out_dir, launcher, task_file, jobs, dry_run, wait, summarize, table, against,
+         slurm, points_per_task] = o;
   po::options_description desc(
       "gbasim sweep --spec SWEEP.json [options]\n"
       "gbasim sweep --table --out DIR [--against KEY=VALUE ...]\n\n"
@@ -52,8 +61,8 @@ int run_sweep(const std::vector<std::string>& args) {
       "one job array, sbatch --array; OUT must be on a file system the nodes share)")(
       "points-per-task", po::value(&points_per_task)->value_name("K"),
       "slurm: points an array task runs, one after the other (default 1, or the sweep file's "
-      "slurm.points_per_task)")(
-      "partition", po::value(&slurm.partition)->value_name("P"), "slurm: sbatch --partition")(
+      "slurm.points_per_task)")("partition", po::value(&slurm.partition)->value_name("P"),
+                                "slurm: sbatch --partition")(
       "account", po::value(&slurm.account)->value_name("A"), "slurm: sbatch --account")(
       "time", po::value(&slurm.time)->value_name("T"),
       "slurm: sbatch --time, each task's limit (e.g. 30:00)")(
@@ -64,22 +73,37 @@ int run_sweep(const std::vector<std::string>& args) {
       "slurm: follow the array until it ends (squeue), then write the summary")(
       "slurm-task", po::value(&task_file)->value_name("FILE"),
       "internal: run array task SLURM_ARRAY_TASK_ID of FILE (what the submitted script calls)");
+  return desc;
+}
+
+// --table: prints the tables of the sweep's summary.
+int print_table(const SweepOptions& o) {
+  if (o.out_dir.empty() && o.spec_path.empty())
+    throw po::error("--table needs --out DIR (or --spec)");
+  std::vector<std::pair<std::string, std::string>> reference;
+  for (const std::string& pair : o.against) {
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw po::error("--against takes KEY=VALUE pairs, not '" + pair + "'");
+    reference.push_back({pair.substr(0, eq), pair.substr(eq + 1)});
+  }
+  const fs::path folder =
+      o.out_dir.empty() ? fs::path(o.spec_path).parent_path() : fs::path(o.out_dir);
+  std::cout << sweep_table(folder.empty() ? "." : folder.string(), reference);
+  return 0;
+}
+
+}  // namespace
+
+int run_sweep(const std::vector<std::string>& args) {
+  SweepOptions o;
+  po::options_description desc = sweep_options(o);
   po::variables_map vm;
   if (!parse_options(args, desc, vm)) return 0;
+  auto& [spec_path, out_dir, launcher, task_file, jobs, dry_run, wait, summarize, table, against,
+         slurm, points_per_task] = o;
   if (!against.empty() && !table) throw po::error("--against is for --table");
-  if (table) {
-    if (out_dir.empty() && spec_path.empty()) throw po::error("--table needs --out DIR (or --spec)");
-    std::vector<std::pair<std::string, std::string>> reference;
-    for (const std::string& pair : against) {
-      const size_t eq = pair.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw po::error("--against takes KEY=VALUE pairs, not '" + pair + "'");
-      reference.push_back({pair.substr(0, eq), pair.substr(eq + 1)});
-    }
-    const fs::path folder = out_dir.empty() ? fs::path(spec_path).parent_path() : fs::path(out_dir);
-    std::cout << sweep_table(folder.empty() ? "." : folder.string(), reference);
-    return 0;
-  }
+  if (table) return print_table(o);
   if (spec_path.empty()) throw po::error("--spec FILE is required");
   if (jobs < 1) throw po::error("--jobs must be at least 1");
   if (launcher != "local" && launcher != "slurm")
@@ -88,24 +112,18 @@ int run_sweep(const std::vector<std::string>& args) {
                              !slurm.time.empty() || !slurm.mem.empty() || !slurm.options.empty() ||
                              vm.count("points-per-task") || wait;
   if (slurm_options && launcher != "slurm")
-    throw po::error("--points-per-task, --partition, --account, --time, --mem, --sbatch-option "
-                    "and --wait are for --launcher slurm");
+    throw po::error(
+        "--points-per-task, --partition, --account, --time, --mem, --sbatch-option "
+        "and --wait are for --launcher slurm");
   if (vm.count("points-per-task") && (points_per_task < 1 || points_per_task > 100000))
     throw po::error("--points-per-task must lie in [1, 100000]");
   SweepSpec sweep = load_sweep(spec_path);
-  // The command line over the sweep file's "slurm" object.
-  if (!slurm.partition.empty()) sweep.slurm.partition = slurm.partition;
-  if (!slurm.account.empty()) sweep.slurm.account = slurm.account;
-  if (!slurm.time.empty()) sweep.slurm.time = slurm.time;
-  if (!slurm.mem.empty()) sweep.slurm.mem = slurm.mem;
-  sweep.slurm.options.insert(sweep.slurm.options.end(), slurm.options.begin(), slurm.options.end());
-  check_sbatch_options(sweep.slurm.options);
-  if (points_per_task > 0) sweep.slurm.points_per_task = points_per_task;
+  merge_slurm_settings(sweep.slurm, slurm, points_per_task);
   std::vector<SweepPoint> points = plan_sweep(sweep);
   if (dry_run) {
     for (const auto& p : points) {
       std::cout << p.name;
-      for (const auto& o : p.overrides) std::cout << "  --set " << o;
+      for (const auto& set : p.overrides) std::cout << "  --set " << set;
       std::cout << "\n";
     }
     return 0;
@@ -116,6 +134,7 @@ int run_sweep(const std::vector<std::string>& args) {
   check_output_folder((folder / "points").string(), "points folder");
   check_points_folder((folder / "points").string());
   check_output_file((folder / "summary.csv").string(), "summary");
+  check_output_file((folder / "wall.csv").string(), "wall times");
   if (launcher == "slurm") check_output_folder((folder / "slurm").string(), "Slurm folder");
   SweepLaunch launch;
   launch.jobs = jobs;

@@ -78,6 +78,16 @@ void check_sbatch_options(const std::vector<std::string>& options) {
   }
 }
 
+void merge_slurm_settings(SlurmSettings& file, const SlurmSettings& command_line,
+                          int points_per_task) {
+  for (auto field : {&SlurmSettings::partition, &SlurmSettings::account, &SlurmSettings::time,
+                     &SlurmSettings::mem})
+    if (!(command_line.*field).empty()) file.*field = command_line.*field;
+  file.options.insert(file.options.end(), command_line.options.begin(), command_line.options.end());
+  check_sbatch_options(file.options);
+  if (points_per_task > 0) file.points_per_task = points_per_task;
+}
+
 std::string submit_array(const SlurmSettings& slurm, const std::string& script, int tasks,
                          const std::string& log_dir) {
   std::vector<std::string> args{"sbatch", "--parsable", "--job-name=gbasim-sweep",
@@ -106,8 +116,8 @@ std::string submit_array(const SlurmSettings& slurm, const std::string& script, 
 }
 
 int tasks_in_queue(const std::string& job_id) {
-  const Output out = run_command({"squeue", "--noheader", "--array", "--jobs=" + job_id,
-                                  "--format=%i"});
+  const Output out =
+      run_command({"squeue", "--noheader", "--array", "--jobs=" + job_id, "--format=%i"});
   if (out.exit_code != 0) {
     // A job that has left the queue is "invalid" to squeue; anything else is a failure.
     if (out.text.find("Invalid job id") != std::string::npos) return 0;

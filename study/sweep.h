@@ -99,6 +99,10 @@ std::string submit_array(const SlurmSettings& slurm, const std::string& script, 
 // Throws InputError for an sbatch option that gbasim sets itself (--array, --output,
 // --job-name, --parsable, and their short forms).
 void check_sbatch_options(const std::vector<std::string>& options);
+// The command line's Slurm settings over the sweep file's: each one given replaces the file's,
+// sbatch options add to them, and a `points_per_task` of 0 keeps the file's. Checks the options.
+void merge_slurm_settings(SlurmSettings& file, const SlurmSettings& command_line,
+                          int points_per_task);
 
 // The number of tasks of job `job_id` still queued or running (squeue): 0 once the job has
 // left the queue. Throws InputError with squeue's message when squeue itself fails (the

@@ -263,6 +263,24 @@ std::vector<SourceLoss> source_losses(const ModeRuns& given,
   return losses;
 }
 
+// The tables' opening paragraph: what was run and how the losses are read.
+std::string intro(const WhatifOptions& o, const ExperimentSpec& given_spec) {
+  std::ostringstream md;
+  md << "Spec `" << o.spec << "`, " << o.seeds << " paired seeds, target AUC "
+     << fmt(given_spec.evaluation.target_auc, "%.4g")
+     << ". Each source is removed alone, then all together; every other part of each seed's "
+        "realisation stays the same. Losses are paired by seed (as given minus without, for "
+        "time; without minus as given, for final AUC), with 95% intervals (Student's t); time "
+        "to AUC over the seeds where both reached the target, to the evaluation interval ("
+     << fmt(given_spec.evaluation.interval_s, "%.3g")
+     << " s). Share: a source's loss over what all cost together, of the time to the target "
+        "where every source's loss to it is defined, else of the run's time (the line below "
+        "each table says which); the shares need not sum to 1, and the interaction says by how "
+        "much they miss. A source the spec does not "
+        "hold is not run: its loss is exactly 0.\n\n";
+  return md.str();
+}
+
 int run_whatif(const WhatifOptions& o) {
   const fs::path out = o.out;
   fs::create_directories(out);
@@ -311,18 +329,7 @@ int run_whatif(const WhatifOptions& o) {
   if (same_as_all) variants.back().points = same_as_all->points;
 
   std::ostringstream md;
-  md << "Spec `" << o.spec << "`, " << o.seeds << " paired seeds, target AUC "
-     << fmt(given_spec.evaluation.target_auc, "%.4g")
-     << ". Each source is removed alone, then all together; every other part of each seed's "
-        "realisation stays the same. Losses are paired by seed (as given minus without, for "
-        "time; without minus as given, for final AUC), with 95% intervals (Student's t); time "
-        "to AUC over the seeds where both reached the target, to the evaluation interval ("
-     << fmt(given_spec.evaluation.interval_s, "%.3g")
-     << " s). Share: a source's loss over what all cost together, of the time to the target "
-        "where every source's loss to it is defined, else of the run's time (the line below "
-        "each table says which); the shares need not sum to 1, and the interaction says by how "
-        "much they miss. A source the spec does not "
-        "hold is not run: its loss is exactly 0.\n\n";
+  md << intro(o, given_spec);
   Json modes = Json::array();
   for (const std::string& m : o.modes) {
     const ModeRuns given = read_mode(m, variants[0].points, out);
