@@ -27,31 +27,24 @@ Training::Training(const ExperimentSpec& spec, SimulationCost& cost)
       feed_(spec),
       trace_(load_trace(spec)),
       record_(spec, feed_.data()),
-      model_(spec.model, feed_.data().train.cardinalities, feed_.data().train.num_dense),
-      params_(model_.init_parameters(spec.seed)),
-      optimizer_(spec.optimizer, params_),
+      state_(spec, feed_.data(), cost),
       rule_(spec.training, switching_of(spec)),
       n_(total_workers(spec)),
       timing_only_(spec.simulation.timing_only),
-      dense_values_(model_.num_dense_parameters()),
       stats_(n_),
       mutex_(sg4::Mutex::create()),
       updated_(sg4::ConditionVariable::create()) {
   LoadedData& data = feed_.data();
   if (spec.evaluation.test_samples > 0)
     data.test = first_rows(data.test, spec.evaluation.test_samples);
-  for (const auto& table : params_.tables) dims_.push_back(table.cols());
-  sizes_.emplace(spec, dims_, dense_values_, model_.flops_per_sample());
 }
 
 void Training::gradient_of(const Batch& batch, Gradient& grad) {
   if (!timing_only_) {
-    const auto start = WallClock::now();
-    model_.forward_backward(params_, batch, grad);
-    cost_.math_s += seconds_since(start);
+    state_.gradient_of(batch, grad);
     return;
   }
-  feed_.batch_rows(batch, dims_.size(), grad);
+  feed_.batch_rows(batch, state_.table_dims().size(), grad);
 }
 
 void Training::next_gradient(int worker, Gradient& grad) {
@@ -59,14 +52,14 @@ void Training::next_gradient(int worker, Gradient& grad) {
     gradient_of(feed_.next_batch(worker), grad);
     return;
   }
-  feed_.next_rows(worker, dims_.size(), sizes_->proxy(), grad);
+  feed_.next_rows(worker, state_.table_dims().size(), state_.sizes().proxy(), grad);
 }
 
 bool Training::wait_for_admission(int worker, Admission& admission, Mode& mode) {
   const double start = sg4::Engine::get_clock();
   std::unique_lock lock(*mutex_);
   while (!stop_) {
-    if (!moving_) {
+    if (!state_.moving()) {
       admission = rule_.admit(worker);
       if (admission.admitted) break;
     }
@@ -100,18 +93,11 @@ void Training::lose_token(int worker) {
 }
 
 void Training::hold_for_move() {
-  if (auto move = rule_.take_model_move()) {
-    moving_ = true;
-    owed_move_ = move;
-  }
+  if (auto move = rule_.take_model_move()) state_.owe(std::move(*move));
 }
 
 void Training::apply_update(const Gradient& update) {
-  if (!timing_only_) {
-    const auto start = WallClock::now();
-    optimizer_.apply(params_, update);
-    cost_.math_s += seconds_since(start);
-  }
+  state_.apply(update);
   applied_samples_ += update.samples;
   if (timeline_) {
     const double now = sg4::Engine::get_clock();
@@ -150,19 +136,12 @@ void Training::restore_stderr() {
   muted_stderr_ = -1;
 }
 
-std::optional<ModelMove> Training::take_owed_move() {
-  std::optional<ModelMove> move;
-  move.swap(owed_move_);
-  return move;
-}
-
 // The model goes whole: from the first worker of the pool that ran sync (every all-reduce
 // worker holds it) to the server shards, each taking its share; or from the shards to every
 // worker of the pool that runs sync next; between two sync pools, both.
 void Training::move_model(const ModelMove& move, const Cluster& cluster) {
-  double values = static_cast<double>(dense_values_);
-  for (const auto& table : params_.tables) values += static_cast<double>(table.size());
-  const double bytes = sizes_->value_bytes() * sizes_->model_values(values);
+  const StepSizes& sizes = state_.sizes();
+  const double bytes = sizes.value_bytes() * sizes.model_values(state_.values());
   const double start = sg4::Engine::get_clock();
   const auto& servers = cluster.servers();
   const int shards = static_cast<int>(servers.size());
@@ -196,7 +175,7 @@ void Training::move_model(const ModelMove& move, const Cluster& cluster) {
                     {"end", sg4::Engine::get_clock()},
                     {"bytes", moved}});
   std::unique_lock lock(*mutex_);
-  moving_ = false;
+  state_.moved();
   updated_->notify_all();
 }
 

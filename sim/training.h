@@ -1,6 +1,6 @@
-// What every actor of a simulated run shares: the data shards, the model and its one
-// authoritative copy of the parameters, the optimizer, the rule in force, the run record,
-// and the lock they are taken under. Actors are SimGrid's (one thread at a time), so the
+// What every actor of a simulated run shares: the data (sim/data_feed.h), the model and its
+// one authoritative copy of the parameters (sim/model_state.h), the rule in force, the run
+// record, and the lock they are taken under. Actors are SimGrid's (one thread at a time), so the
 // lock orders them in simulated time; it does not guard against threads.
 #pragma once
 
@@ -12,12 +12,11 @@
 #include "experiment/run_record.h"
 #include "experiment/spec.h"
 #include "models/dataset.h"
-#include "models/model.h"
-#include "models/optimizer.h"
 #include "sim/batch_rows.h"
 #include "sim/cluster.h"
 #include "sim/data_feed.h"
 #include "sim/messages.h"
+#include "sim/model_state.h"
 #include "sim/simulation.h"
 #include "sim/step_sizes.h"
 #include "sim/timeline.h"
@@ -44,8 +43,8 @@ class Training {
   RunRecord& record() { return record_; }
   const RunRecord& record() const { return record_; }
   const ReplayedTrace& trace() const { return trace_; }
-  const Model& model() const { return model_; }
-  const Parameters& parameters() const { return params_; }
+  const Model& model() const { return state_.model(); }
+  const Parameters& parameters() const { return state_.parameters(); }
   LoadedData& data() { return feed_.data(); }
   RuleInForce& rule() { return rule_; }
   const RuleInForce& rule() const { return rule_; }
@@ -62,10 +61,10 @@ class Training {
   sg4::MutexPtr mutex() const { return mutex_; }
 
   // Sizes: values of the dense part, columns of each embedding table (the proxy's).
-  int64_t dense_values() const { return dense_values_; }
-  const std::vector<int64_t>& table_dims() const { return dims_; }
+  int64_t dense_values() const { return state_.dense_values(); }
+  const std::vector<int64_t>& table_dims() const { return state_.table_dims(); }
   // What the messages and computes of a step weigh: the proxy's or the workload's.
-  const StepSizes& sizes() const { return *sizes_; }
+  const StepSizes& sizes() const { return state_.sizes(); }
 
   // The pools of workers, the batches each worker reads (sim/data_feed.h).
   const std::vector<WorkerPool>& pools() const { return feed_.pools(); }
@@ -92,7 +91,7 @@ class Training {
   // Under the lock: the optimizer applies `update` to the parameters (not in timing-only
   // runs); the budget is checked; waiting workers wake.
   void apply_update(const Gradient& update);
-  std::optional<ModelMove> take_owed_move();
+  std::optional<ModelMove> take_owed_move() { return state_.take_owed(); }
   // Ends the run now, from an actor of its own (the evaluator, the watchdog): the status goes
   // to the record, and every other actor is killed, wherever it waits.
   // Ends the run now with `status` (killing every actor; standard error is muted until
@@ -117,15 +116,10 @@ class Training {
   DataFeed feed_;  // the data and what each worker reads of it
   ReplayedTrace trace_;
   RunRecord record_;
-  Model model_;
-  Parameters params_;
-  Optimizer optimizer_;
+  ModelState state_;  // the model, its parameters and optimizer, a model move owed
   RuleInForce rule_;
   int n_;
   bool timing_only_;
-  int64_t dense_values_;
-  std::vector<int64_t> dims_;
-  std::optional<StepSizes> sizes_;
   std::vector<WorkerStats> stats_;
   sg4::MutexPtr mutex_;
   sg4::ConditionVariablePtr updated_;
@@ -134,9 +128,6 @@ class Training {
   int muted_stderr_ = -1;   // standard error's own descriptor while end_run mutes it
   int64_t applied_samples_ = 0;
   int64_t messages_ = 0;
-  // Switching: a model move in progress holds every admission back.
-  bool moving_ = false;
-  std::optional<ModelMove> owed_move_;  // taken from the controller, to be made
   Timeline* timeline_ = nullptr;
   int64_t waiting_gradients_ = 0;  // received since the last update (the timeline's counter)
   nlohmann::ordered_json moves_ = nlohmann::ordered_json::array();
