@@ -31,8 +31,6 @@ struct RunOptions {
 
 // The options' table, writing into `o`.
 po::options_description run_options(RunOptions& o) {
-  auto& [spec_path, out_path, timeline_path, window_text, overrides, fragments, quiet, profile,
-         progress_every_s, timeline_events] = o;
   po::options_description desc(
       "gbasim run --spec FILE [options]\n\n"
       "Simulates one training run on a SimGrid cluster and writes its JSON result.\n"
@@ -40,30 +38,30 @@ po::options_description run_options(RunOptions& o) {
       "Environment: GBASIM_DATA_CACHE=DIR keeps generated synthetic data in DIR for later runs\n"
       "(docs/data.md).\n\nOptions");
   desc.add_options()("help,h", "show this help")(
-      "spec", po::value(&spec_path)->value_name("FILE"),
+      "spec", po::value(&o.spec_path)->value_name("FILE"),
       "experiment spec (JSON; docs/spec.md lists every key)")(
-      "with", po::value(&fragments)->composing()->value_name("FILE"),
+      "with", po::value(&o.fragments)->composing()->value_name("FILE"),
       "a spec fragment merged over the spec before --set, e.g. gbasim tune's tuned.json "
       "(repeatable)")(
-      "set", po::value(&overrides)->composing()->value_name("KEY=VALUE"),
+      "set", po::value(&o.overrides)->composing()->value_name("KEY=VALUE"),
       "override a spec key, e.g. --set training.mode=gba --set training.workers=8 (repeatable)")(
-      "out", po::value(&out_path)->value_name("FILE"),
-      "result JSON (default: out/run-<mode>.json)")("quiet,q", po::bool_switch(&quiet),
+      "out", po::value(&o.out_path)->value_name("FILE"),
+      "result JSON (default: out/run-<mode>.json)")("quiet,q", po::bool_switch(&o.quiet),
                                                     "no progress lines on standard error")(
-      "profile", po::bool_switch(&profile),
+      "profile", po::bool_switch(&o.profile),
       "also print where the engine's wall time went: the model's math, evaluation and the "
       "simulator itself, and the messages a second (bench/sim_bench.sh reads it)")(
-      "progress-every", po::value(&progress_every_s)->value_name("S")->default_value(10.0),
+      "progress-every", po::value(&o.progress_every_s)->value_name("S")->default_value(10.0),
       "wall seconds after which a line without an evaluation says where the run stands "
       "(simulated time, steps, messages; timing-only runs have only these)")(
-      "timeline", po::value(&timeline_path)->value_name("FILE"),
+      "timeline", po::value(&o.timeline_path)->value_name("FILE"),
       "also write the run's activity as a Trace Event file that ui.perfetto.dev and "
       "chrome://tracing open: each worker's compute, pulls, pushes, collectives, waits and "
       "failures, the updates and snapshots, staleness and the gradients waiting for an update "
       "(docs/timeline.md); the result is the same with or without it")(
-      "timeline-window", po::value(&window_text)->value_name("FROM:TO"),
+      "timeline-window", po::value(&o.window_text)->value_name("FROM:TO"),
       "only what overlaps these simulated seconds, e.g. 0:0.5 (default: the whole run)")(
-      "timeline-events", po::value(&timeline_events)->value_name("N")->default_value(1000000),
+      "timeline-events", po::value(&o.timeline_events)->value_name("N")->default_value(1000000),
       "at most N events (about 80 bytes each); recording stops there and the file says so");
   return desc;
 }
@@ -86,47 +84,45 @@ int run_run(int argc, char** argv) {
   EngineArgs started = start_engine(argc, argv);
   RunOptions o;
   po::options_description desc = run_options(o);
-  auto& [spec_path, out_path, timeline_path, window_text, overrides, fragments, quiet, profile,
-         progress_every_s, timeline_events] = o;
   po::variables_map vm;
   if (!parse_options(started.args, desc, vm)) return 0;
-  if (spec_path.empty()) throw po::error("--spec FILE is required");
-  if (vm.count("out") && out_path.empty()) throw po::error("--out: the file name is empty");
-  if (!(progress_every_s > 0.0 && std::isfinite(progress_every_s)))
+  if (o.spec_path.empty()) throw po::error("--spec FILE is required");
+  if (vm.count("out") && o.out_path.empty()) throw po::error("--out: the file name is empty");
+  if (!(o.progress_every_s > 0.0 && std::isfinite(o.progress_every_s)))
     throw po::error("--progress-every must be a positive number of seconds");
 
   std::optional<Timeline> timeline;
-  if (!timeline_path.empty() || vm.count("timeline-window") || !vm["timeline-events"].defaulted())
-    timeline.emplace(parse_timeline(timeline_path, window_text, timeline_events));
-  const ExperimentSpec spec = load_spec(spec_path, with_fragments(fragments, overrides));
-  if (out_path.empty()) out_path = "out/run-" + mode_name(spec.training.mode) + ".json";
-  check_output_file(out_path, "result");
-  if (timeline) check_timeline_file(timeline_path, out_path);
+  if (!o.timeline_path.empty() || vm.count("timeline-window") || !vm["timeline-events"].defaulted())
+    timeline.emplace(parse_timeline(o.timeline_path, o.window_text, o.timeline_events));
+  const ExperimentSpec spec = load_spec(o.spec_path, with_fragments(o.fragments, o.overrides));
+  if (o.out_path.empty()) o.out_path = "out/run-" + mode_name(spec.training.mode) + ".json";
+  check_output_file(o.out_path, "result");
+  if (timeline) check_timeline_file(o.timeline_path, o.out_path);
   const std::string mode = mode_name(spec.training.mode);
-  if (!quiet)
+  if (!o.quiet)
     std::cerr << "gbasim run: " << mode << ", " << spec.training.num_workers << " workers, "
               << network_solver_name(spec.cluster.network_solver)
               << " network model, preparing data\n"
               << "gbasim run: " << timed_workload_line(spec) << "\n";
   SimulationCost cost;
-  ProgressLines lines(mode, progress_every_s);
+  ProgressLines lines(mode, o.progress_every_s);
   ProgressWatch progress;
-  progress.every_s = progress_every_s;
-  if (!quiet) progress.report = [&](const Progress& p) { lines.progress(p); };
+  progress.every_s = o.progress_every_s;
+  if (!o.quiet) progress.report = [&](const Progress& p) { lines.progress(p); };
   const nlohmann::ordered_json result = run_simulation(
       spec,
       [&](const EvaluationPoint& p) {
-        if (!quiet) lines.evaluation(p);
+        if (!o.quiet) lines.evaluation(p);
       },
       &cost, progress, timeline ? &*timeline : nullptr);
-  write_json_atomically(out_path, result);
-  if (timeline) write_timeline(*timeline, timeline_path, spec, quiet);
+  write_json_atomically(o.out_path, result);
+  if (timeline) write_timeline(*timeline, o.timeline_path, spec, o.quiet);
   print_result_notes(spec, result);
   print_summary_table(mode, result);
-  if (profile) print_profile(cost);
-  if (!quiet) {
+  if (o.profile) print_profile(cost);
+  if (!o.quiet) {
     std::cerr << "gbasim run: target AUC " << spec.evaluation.target_auc << "; wall "
-              << lines.wall() << " s in all; wrote " << out_path << '\n';
+              << lines.wall() << " s in all; wrote " << o.out_path << '\n';
   }
   return 0;
 }

@@ -31,8 +31,6 @@ struct SweepOptions {
 
 // The options' table, writing into `o`.
 po::options_description sweep_options(SweepOptions& o) {
-  auto& [spec_path, out_dir, launcher, task_file, jobs, dry_run, wait, summarize, table, against,
-         slurm, points_per_task] = o;
   po::options_description desc(
       "gbasim sweep --spec SWEEP.json [options]\n"
       "gbasim sweep --table --out DIR [--against KEY=VALUE ...]\n\n"
@@ -41,37 +39,38 @@ po::options_description sweep_options(SweepOptions& o) {
       "point's result goes to OUT/points/<point>.json (its progress log beside it), and\n"
       "OUT/summary.csv gets a row per point. Run the same command again after an\n"
       "interruption: finished points are kept, failed and missing ones run.\n\nOptions");
-  desc.add_options()("help,h", "show this help")("spec", po::value(&spec_path)->value_name("FILE"),
-                                                 "the sweep file (JSON)")(
-      "out", po::value(&out_dir)->value_name("DIR"),
+  desc.add_options()("help,h", "show this help")(
+      "spec", po::value(&o.spec_path)->value_name("FILE"), "the sweep file (JSON)")(
+      "out", po::value(&o.out_dir)->value_name("DIR"),
       "where results go (default: the sweep file's folder)")(
-      "jobs,j", po::value(&jobs)->default_value(jobs), "points run at once (default: the cores)")(
-      "dry-run", po::bool_switch(&dry_run), "list the points and their overrides, run nothing")(
-      "summarize", po::bool_switch(&summarize),
+      "jobs,j", po::value(&o.jobs)->default_value(o.jobs),
+      "points run at once (default: the cores)")(
+      "dry-run", po::bool_switch(&o.dry_run), "list the points and their overrides, run nothing")(
+      "summarize", po::bool_switch(&o.summarize),
       "write OUT/summary.csv from the results there are and list the points without one; run "
       "nothing")(
-      "table", po::bool_switch(&table),
+      "table", po::bool_switch(&o.table),
       "print Markdown tables of OUT/summary.csv (each combination's metrics over seeds with 95% "
       "intervals; each mode's paired differences against sync and GBA); run nothing")(
-      "against", po::value(&against)->multitoken()->value_name("KEY=VALUE"),
+      "against", po::value(&o.against)->multitoken()->value_name("KEY=VALUE"),
       "--table: also each combination's paired differences against the one these axis values "
       "name (e.g. --against training.gba.decay=none)")(
-      "launcher", po::value(&launcher)->value_name("NAME"),
+      "launcher", po::value(&o.launcher)->value_name("NAME"),
       "local (the default: a process pool here) or slurm (submit the points without a result as "
       "one job array, sbatch --array; OUT must be on a file system the nodes share)")(
-      "points-per-task", po::value(&points_per_task)->value_name("K"),
+      "points-per-task", po::value(&o.points_per_task)->value_name("K"),
       "slurm: points an array task runs, one after the other (default 1, or the sweep file's "
-      "slurm.points_per_task)")("partition", po::value(&slurm.partition)->value_name("P"),
+      "slurm.points_per_task)")("partition", po::value(&o.slurm.partition)->value_name("P"),
                                 "slurm: sbatch --partition")(
-      "account", po::value(&slurm.account)->value_name("A"), "slurm: sbatch --account")(
-      "time", po::value(&slurm.time)->value_name("T"),
+      "account", po::value(&o.slurm.account)->value_name("A"), "slurm: sbatch --account")(
+      "time", po::value(&o.slurm.time)->value_name("T"),
       "slurm: sbatch --time, each task's limit (e.g. 30:00)")(
-      "mem", po::value(&slurm.mem)->value_name("M"), "slurm: sbatch --mem (e.g. 4G)")(
-      "sbatch-option", po::value(&slurm.options)->composing()->value_name("ARG"),
+      "mem", po::value(&o.slurm.mem)->value_name("M"), "slurm: sbatch --mem (e.g. 4G)")(
+      "sbatch-option", po::value(&o.slurm.options)->composing()->value_name("ARG"),
       "slurm: one more sbatch argument, e.g. --sbatch-option=--qos=low (repeatable)")(
-      "wait", po::bool_switch(&wait),
+      "wait", po::bool_switch(&o.wait),
       "slurm: follow the array until it ends (squeue), then write the summary")(
-      "slurm-task", po::value(&task_file)->value_name("FILE"),
+      "slurm-task", po::value(&o.task_file)->value_name("FILE"),
       "internal: run array task SLURM_ARRAY_TASK_ID of FILE (what the submitted script calls)");
   return desc;
 }
@@ -100,27 +99,25 @@ int run_sweep(const std::vector<std::string>& args) {
   po::options_description desc = sweep_options(o);
   po::variables_map vm;
   if (!parse_options(args, desc, vm)) return 0;
-  auto& [spec_path, out_dir, launcher, task_file, jobs, dry_run, wait, summarize, table, against,
-         slurm, points_per_task] = o;
-  if (!against.empty() && !table) throw po::error("--against is for --table");
-  if (table) return print_table(o);
-  if (spec_path.empty()) throw po::error("--spec FILE is required");
-  if (jobs < 1) throw po::error("--jobs must be at least 1");
-  if (launcher != "local" && launcher != "slurm")
-    throw po::error("--launcher must be local or slurm, not '" + launcher + "'");
-  const bool slurm_options = !slurm.partition.empty() || !slurm.account.empty() ||
-                             !slurm.time.empty() || !slurm.mem.empty() || !slurm.options.empty() ||
-                             vm.count("points-per-task") || wait;
-  if (slurm_options && launcher != "slurm")
+  if (!o.against.empty() && !o.table) throw po::error("--against is for --table");
+  if (o.table) return print_table(o);
+  if (o.spec_path.empty()) throw po::error("--spec FILE is required");
+  if (o.jobs < 1) throw po::error("--jobs must be at least 1");
+  if (o.launcher != "local" && o.launcher != "slurm")
+    throw po::error("--launcher must be local or slurm, not '" + o.launcher + "'");
+  const bool slurm_options = !o.slurm.partition.empty() || !o.slurm.account.empty() ||
+                             !o.slurm.time.empty() || !o.slurm.mem.empty() ||
+                             !o.slurm.options.empty() || vm.count("points-per-task") || o.wait;
+  if (slurm_options && o.launcher != "slurm")
     throw po::error(
         "--points-per-task, --partition, --account, --time, --mem, --sbatch-option "
         "and --wait are for --launcher slurm");
-  if (vm.count("points-per-task") && (points_per_task < 1 || points_per_task > 100000))
+  if (vm.count("points-per-task") && (o.points_per_task < 1 || o.points_per_task > 100000))
     throw po::error("--points-per-task must lie in [1, 100000]");
-  SweepSpec sweep = load_sweep(spec_path);
-  merge_slurm_settings(sweep.slurm, slurm, points_per_task);
+  SweepSpec sweep = load_sweep(o.spec_path);
+  merge_slurm_settings(sweep.slurm, o.slurm, o.points_per_task);
   std::vector<SweepPoint> points = plan_sweep(sweep);
-  if (dry_run) {
+  if (o.dry_run) {
     for (const auto& p : points) {
       std::cout << p.name;
       for (const auto& set : p.overrides) std::cout << "  --set " << set;
@@ -128,22 +125,23 @@ int run_sweep(const std::vector<std::string>& args) {
     }
     return 0;
   }
-  const fs::path out = out_dir.empty() ? fs::path(spec_path).parent_path() : fs::path(out_dir);
+  const fs::path out =
+      o.out_dir.empty() ? fs::path(o.spec_path).parent_path() : fs::path(o.out_dir);
   const fs::path folder = out.empty() ? fs::path(".") : out;
   check_output_folder(folder.string(), "sweep's output folder");
   check_output_folder((folder / "points").string(), "points folder");
   check_points_folder((folder / "points").string());
   check_output_file((folder / "summary.csv").string(), "summary");
   check_output_file((folder / "wall.csv").string(), "wall times");
-  if (launcher == "slurm") check_output_folder((folder / "slurm").string(), "Slurm folder");
+  if (o.launcher == "slurm") check_output_folder((folder / "slurm").string(), "Slurm folder");
   SweepLaunch launch;
-  launch.jobs = jobs;
-  launch.wait = wait;
-  launch.task_file = task_file;
-  launch.kind = !task_file.empty()    ? SweepLaunch::Kind::kTask
-                : summarize           ? SweepLaunch::Kind::kSummarize
-                : launcher == "slurm" ? SweepLaunch::Kind::kSubmit
-                                      : SweepLaunch::Kind::kLocal;
+  launch.jobs = o.jobs;
+  launch.wait = o.wait;
+  launch.task_file = o.task_file;
+  launch.kind = !o.task_file.empty()    ? SweepLaunch::Kind::kTask
+                : o.summarize           ? SweepLaunch::Kind::kSummarize
+                : o.launcher == "slurm" ? SweepLaunch::Kind::kSubmit
+                                        : SweepLaunch::Kind::kLocal;
   return run_sweep_with(sweep, std::move(points), out.string(), launch);
 }
 
