@@ -160,15 +160,18 @@ def main():
                      f" | {where} |")
     doc["time_to_auc"] = []
     pai_auc = read(dir_, "auc-256-pai")
-    # (the sweeps of sync's and of GBA's runs, preset, scale, the PAI replay's runs)
+    # (the sweeps: sync's runs come from the first, GBA's from the others, or from the first
+    # where it is the only one; preset, scale, the PAI replay's runs)
     studies = [(["auc-256"], "dlrm-dcnv2", "256 workers, 16 shards", pai_auc),
                (["auc-256-wide-deep"], "wide-deep-outbrain", "256 workers, 16 shards", pai_auc),
                (["auc-1024-wide-deep"], "wide-deep-outbrain", "1,024 workers, 64 shards", []),
-               (["auc-256-wide-deep", "auc-cpu-pool-wide-deep"], "wide-deep-outbrain",
+               (["auc-256-wide-deep", "auc-cpu-pool-wide-deep", "auc-cpu-pool-healthy-wide-deep"],
+                "wide-deep-outbrain",
                 "sync on 256 GPUs, GBA on 1,024 CPU workers, 64 shards", [])]
     for sweeps, preset, scale, pai_runs in studies:
         sync = [r for r in read(dir_, sweeps[0]) if r["training.mode"] == "sync"]
-        gba = [r for r in read(dir_, sweeps[-1]) if r["training.mode"] == "gba"]
+        gba = [r for name in (sweeps[1:] or sweeps) for r in read(dir_, name)
+               if r["training.mode"] == "gba"]
         if not gba:
             continue
         auc = sync + gba
