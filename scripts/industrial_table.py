@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """The tables of results/industrial-scale/ from its sweeps' summaries (runs/*/summary.csv):
 each mode's simulated time a global step (G samples) and GBA's speed-up over sync (sync's time
-a step over GBA's, paired by seed), with 95% intervals over the seeds, and the straggler
-severity where GBA overtakes sync. Writes DIR/table.md and DIR/summary.json.
+a step over GBA's, paired by seed), with 95% intervals over the seeds, the straggler
+severity and the number of server shards where GBA overtakes sync, and time to the target AUC. Writes DIR/table.md and DIR/summary.json.
 
 Usage: scripts/industrial_table.py DIR"""
 import csv
@@ -74,6 +74,54 @@ def time_to_auc(lines, doc, scale, preset, label, runs):
                                "final_auc_gap_high": gap.high if gap.n > 1 else None})
 
 
+def crossing(points):
+    """Where a speed-up crosses 1 over (x, speed-up) points in increasing x: log-linear between
+    the two points around it; None where it does not cross."""
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if y0 < 1.0 <= y1:
+            f = (math.log(1.0) - math.log(y0)) / (math.log(y1) - math.log(y0))
+            return math.exp(math.log(x0) + f * (math.log(x1) - math.log(x0)))
+    return None
+
+
+def shards_section(lines, doc, presets, severity, shards, cell):
+    """GBA against sync at 256 workers as the server shards grow: 16 shards from severity-256,
+    more from shards-256 (GBA only: sync uses no shard), each paired with severity-256's sync
+    runs by seed; and the shard count where GBA overtakes sync."""
+    if not shards:
+        return
+    lines += ["", "## GBA as the server shards grow (256 workers)", "",
+              "| workers, shards | preset | stragglers | sync ms a step | GBA ms a step | "
+              "GBA speed-up over sync | seeds |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    doc["shard_crossover"] = []
+    crossings = []
+    for preset in presets:
+        for slow, label in (("1", "healthy"), ("4", "a quarter 4x slower")):
+            sync = by_seed(severity, **{"workload.preset": preset, "training.mode": "sync",
+                                        "stragglers.persistent_slowdown": slow})
+            points = []
+            for k in (16, 32, 64, 128):
+                rows = severity if k == 16 else shards
+                match = {"workload.preset": preset, "stragglers.persistent_slowdown": slow}
+                match.update({"training.mode": "gba"} if k == 16 else {"cluster.ps_shards": k})
+                gba = by_seed(rows, **match)
+                if gba:
+                    s = cell(f"256 w, {k} shards", preset, label, sync, gba, key="shard_cells")
+                    if s is not None:
+                        points.append((float(k), s.mean))
+            cross = crossing(points)
+            doc["shard_crossover"].append({"preset": preset, "stragglers": label,
+                                           "shards": cross})
+            if points and points[0][1] >= 1.0:
+                where = f"ahead already at {points[0][0]:.0f} shards"
+            elif cross is not None:
+                where = f"overtakes sync at about {cross:.0f} shards"
+            else:
+                where = f"behind sync at up to {points[-1][0]:.0f} shards" if points else "-"
+            crossings.append(f"- {preset}, {label}: GBA {where}.")
+    lines += [""] + crossings
+
+
 def main():
     dir_ = sys.argv[1] if len(sys.argv) > 1 else "results/industrial-scale"
     presets = ["dlrm-dcnv2", "wide-deep-outbrain"]
@@ -82,11 +130,11 @@ def main():
             "GBA speed-up over sync | seeds |")
     rule = "| --- | --- | --- | --- | --- | --- | --- |"
 
-    def cell(scale, preset, condition, sync, gba, gba_label="GBA"):
+    def cell(scale, preset, condition, sync, gba, gba_label="GBA", key="cells"):
         s, n = speedup(sync, gba)
         lines.append(f"| {scale} | {preset} | {condition} | {fmt_ms(sync)} | {fmt_ms(gba)} | "
                      f"{text(s, 3) if n else '-'} | {n} |")
-        doc["cells"].append({"scale": scale, "preset": preset, "stragglers": condition,
+        doc.setdefault(key, []).append({"scale": scale, "preset": preset, "stragglers": condition,
                              "gba": gba_label, "seeds": n,
                              "sync_step_s": mean_interval(list(sync.values())).mean if sync else None,
                              "gba_step_s": mean_interval(list(gba.values())).mean if gba else None,
@@ -143,12 +191,7 @@ def main():
             s, n = speedup(sync, gba)
             if n:
                 points.append((float(slow), s.mean))
-        cross = None
-        for (x0, y0), (x1, y1) in zip(points, points[1:]):
-            if y0 < 1.0 <= y1:  # log-linear between the two slowdowns
-                f = (math.log(1.0) - math.log(y0)) / (math.log(y1) - math.log(y0))
-                cross = math.exp(math.log(x0) + f * (math.log(x1) - math.log(x0)))
-                break
+        cross = crossing(points)
         if points and points[0][1] >= 1.0:
             where = "GBA is ahead already at 1x"
         elif cross is not None:
@@ -158,6 +201,7 @@ def main():
         doc["crossover"][preset] = cross
         lines.append(f"| {preset} | " + ", ".join(f"{x:g}x: {y:.3f}" for x, y in points) +
                      f" | {where} |")
+    shards_section(lines, doc, presets, sev["256 w, 16 shards"], read(dir_, "shards-256"), cell)
     doc["time_to_auc"] = []
     pai_auc = read(dir_, "auc-256-pai")
     # (the sweeps: sync's runs come from the first, GBA's from the others, or from the first
