@@ -216,6 +216,20 @@ assert d['time_s']['ps_step_alone'] > d['time_s']['compute'], d['time_s']
       || fail "$mode timing the $preset workload: $(head -3 "$work/wl-run.err")"
     grep -q "timing the workload $preset" "$work/wl-run.err" || fail "run does not say it times $preset"
   done
+  # The round's bounds hold for the GBA run just made: K global steps of N gradients each took
+  # at least N K pulls out of and pushes into every shard, and K of each through the busiest
+  # worker's link.
+  /usr/bin/python3 -c "
+import json, sys
+bound = json.load(open(sys.argv[1]))['time_s']
+run = json.load(open(sys.argv[2]))['summary']
+k, t = run['global_steps'], run['simulated_time']
+assert k > 0, run
+for key in ('ps_round_shard_links', 'ps_round_node_links'):
+    assert t >= k * bound[key] > 0, (key, t, k, bound[key])
+assert bound['ps_round_shard_links_serial'] >= bound['ps_round_shard_links'], bound
+assert bound['ps_round_node_links_serial'] >= bound['ps_round_node_links'], bound
+" "$work/wl.json" "$work/wl-run.json" || fail "GBA timing $preset beat the round's bounds of gbasim workload"
 done
 "$gbasim" run --spec "$work/tiny.json" --out "$work/proxy-run.json" >/dev/null 2>"$work/proxy-run.err"
 grep -q "timing the proxy model's own batch" "$work/proxy-run.err" \
