@@ -17,11 +17,7 @@ ExperimentSpec cluster(int workers, int shards, int gpus_per_node, int nics_per_
 }
 
 StepBytes bytes(double request, double pull, double push) {
-  StepBytes b;
-  b.request_per_shard = request;
-  b.pull_per_shard = pull;
-  b.push_per_shard = push;
-  return b;
+  return {.request_per_shard = request, .pull_per_shard = pull, .push_per_shard = push};
 }
 
 TEST(RoundBounds, CountTheBusierDirectionOfEachSplitDuplexLink) {
