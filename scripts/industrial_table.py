@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """The tables of results/industrial-scale/ from its sweeps' summaries (runs/*/summary.csv):
 each mode's simulated time a global step (G samples) and GBA's speed-up over sync (sync's time
-a step over GBA's, paired by seed), with 95% intervals over the seeds, the straggler
-severity and the number of server shards where GBA overtakes sync, and time to the target AUC. Writes DIR/table.md and DIR/summary.json.
+a step over GBA's, paired by seed), with 95% intervals over the seeds; the straggler severity
+and the number of server shards where GBA overtakes sync; and each mode's time to the target
+AUC. Writes DIR/table.md and DIR/summary.json.
 
 Usage: scripts/industrial_table.py DIR"""
 import csv
@@ -134,13 +135,14 @@ def main():
         s, n = speedup(sync, gba)
         lines.append(f"| {scale} | {preset} | {condition} | {fmt_ms(sync)} | {fmt_ms(gba)} | "
                      f"{text(s, 3) if n else '-'} | {n} |")
-        doc.setdefault(key, []).append({"scale": scale, "preset": preset, "stragglers": condition,
-                             "gba": gba_label, "seeds": n,
-                             "sync_step_s": mean_interval(list(sync.values())).mean if sync else None,
-                             "gba_step_s": mean_interval(list(gba.values())).mean if gba else None,
-                             "speedup": s.mean if n else None,
-                             "speedup_low": s.low if n > 1 else None,
-                             "speedup_high": s.high if n > 1 else None})
+        doc.setdefault(key, []).append({
+            "scale": scale, "preset": preset, "stragglers": condition, "gba": gba_label,
+            "seeds": n,
+            "sync_step_s": mean_interval(list(sync.values())).mean if sync else None,
+            "gba_step_s": mean_interval(list(gba.values())).mean if gba else None,
+            "speedup": s.mean if n else None,
+            "speedup_low": s.low if n > 1 else None,
+            "speedup_high": s.high if n > 1 else None})
         return s if n else None
 
     lines += ["## Sync on GPU nodes against GBA on the same GPUs", "", head, rule]
