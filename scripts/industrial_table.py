@@ -206,13 +206,18 @@ def main():
     shards_section(lines, doc, presets, sev["256 w, 16 shards"], read(dir_, "shards-256"), cell)
     doc["time_to_auc"] = []
     pai_auc = read(dir_, "auc-256-pai")
+    pai_auc_1024 = read(dir_, "auc-1024-pai")
     # (the sweeps: sync's runs come from the first, GBA's from the others, or from the first
     # where it is the only one; preset, scale, the PAI replay's runs)
     studies = [(["auc-256"], "dlrm-dcnv2", "256 workers, 16 shards", pai_auc),
                (["auc-256-wide-deep"], "wide-deep-outbrain", "256 workers, 16 shards", pai_auc),
+               (["auc-256", "auc-256-shards-64"], "dlrm-dcnv2", "256 workers, GBA on 64 shards",
+                []),
                (["auc-256-wide-deep", "auc-256-shards-64-wide-deep"], "wide-deep-outbrain",
                 "256 workers, GBA on 64 shards", []),
-               (["auc-1024-wide-deep"], "wide-deep-outbrain", "1,024 workers, 64 shards", []),
+               (["auc-1024"], "dlrm-dcnv2", "1,024 workers, 64 shards", pai_auc_1024),
+               (["auc-1024-wide-deep"], "wide-deep-outbrain", "1,024 workers, 64 shards",
+                pai_auc_1024),
                (["auc-256-wide-deep", "auc-cpu-pool-wide-deep", "auc-cpu-pool-healthy-wide-deep"],
                 "wide-deep-outbrain",
                 "sync on 256 GPUs, GBA on 1,024 CPU workers, 64 shards", [])]
