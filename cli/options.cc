@@ -18,6 +18,11 @@ bool parse_options(const std::vector<std::string>& args, const po::options_descr
   const po::parsed_options parsed = po::command_line_parser(args).options(desc).run();
   for (const std::string& stray : po::collect_unrecognized(parsed.options, po::include_positional))
     throw InputError("unexpected argument '" + stray + "' (options start with --)");
+  // An empty value ("--out ''") is a mistake of the shell or a script, never a choice.
+  for (const po::option& o : parsed.options) {
+    for (const std::string& text : o.value)
+      if (text.empty()) throw InputError("--" + o.string_key + " needs a value, got an empty one");
+  }
   // Boost reads "-1" for an unsigned option as 2^64 - 1.
   for (const po::option& o : parsed.options) {
     const po::option_description* d = desc.find_nothrow(o.string_key, false);

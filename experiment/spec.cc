@@ -220,6 +220,7 @@ namespace {
 void resolve_workload(ExperimentSpec& spec, const std::string& source) {
   if (spec.workload) {
     WorkloadSpec& w = *spec.workload;
+    check_workload(w, source);
     switch (w.placement) {
       case TablePlacement::kWorkers:
         spec.cluster.embedding_exchange = EmbeddingExchange::kAllToAll;

@@ -201,7 +201,11 @@ double number(const Json& j, const std::string& source, const std::string& key, 
 
 int64_t integer(const Json& j, const std::string& source, const std::string& key, int64_t lo,
                 int64_t hi) {
-  if (!j.is_number_integer()) fail(source, key, "must be an integer");
+  if (!j.is_number_integer()) {
+    fail(source, key,
+         "must be an integer between " + std::to_string(lo) + " and " + std::to_string(hi) +
+             " (got " + j.dump() + ")");
+  }
   if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(hi))
     fail(source, key, "must be at most " + std::to_string(hi) + " (got " + j.dump() + ")");
   const auto v = j.get<int64_t>();
@@ -267,6 +271,14 @@ std::vector<WorkloadTable> parse_tables(const Json& value, const std::string& so
         throw InputError::unknown_key(source, kp);
       }
     }
+    for (const char* required : {"rows", "dim"})
+      if (!value[t].contains(required)) fail(source, at + "." + required, "is required");
+    if (table.fixed_bags && table.ids_per_sample < 1.0) {
+      fail(source, at + ".ids_per_sample",
+           "must be at least 1 with fixed_bags (a bag is a first id and the rows fixed for it), "
+           "got " +
+               Json(table.ids_per_sample).dump());
+    }
     tables.push_back(table);
   }
   return tables;
@@ -300,12 +312,13 @@ WorkloadSpec parse_workload(const Json& j, const std::string& source) {
     } else if (key == "tables") {
       w.tables = parse_tables(value, source, path);
     } else if (key == "local_batch") {
-      w.local_batch = integer(value, source, path, 0, 100'000'000);
+      w.local_batch = integer(value, source, path, 1, 100'000'000);
     } else if (key == "optimizer_state") {
       w.optimizer_state = static_cast<int>(integer(value, source, path, 0, 16));
     } else if (key == "embedding_placement") {
+      const std::string name = text(value, source, path);
       try {
-        w.placement = parse_table_placement(text(value, source, path));
+        w.placement = parse_table_placement(name);
       } catch (const InputError& e) {
         fail(source, path, e.what());
       }
@@ -317,14 +330,24 @@ WorkloadSpec parse_workload(const Json& j, const std::string& source) {
       throw InputError::unknown_key(source, path);
     }
   }
+  return w;
+}
+
+void check_workload(const WorkloadSpec& w, const std::string& source) {
   if (w.dense_layers.empty() && w.dense_extra_params == 0 && w.tables.empty())
     fail(source, "workload", "describes no parameters: give a preset, dense_layers or tables");
   const Workload derived(w);
-  if (derived.flops_per_sample() > kMaxFlops)
-    fail(source, "workload.dense_layers", "gives more than 1e15 flops a sample");
   if (derived.embedding_values() > 1e15)
     fail(source, "workload.tables", "hold more than 1e15 values");
-  return w;
+  if (!(derived.flops_per_sample() > 0.0)) {
+    fail(source, "workload",
+         "has no compute: give flops_per_sample, or dense_layers or dense_extra_params to derive "
+         "it from");
+  }
+  if (derived.flops_per_sample() > kMaxFlops) {
+    fail(source, "workload.dense_layers",
+         "and dense_extra_params give more than 1e15 flops a sample (6 a dense parameter)");
+  }
 }
 
 nlohmann::ordered_json workload_to_json(const WorkloadSpec& w) {

@@ -61,6 +61,9 @@ WorkloadSpec workload_preset(const std::string& name);
 // Reads a spec's "workload" object over its preset's values (or over an empty workload);
 // errors name `source` and the key (workload.tables[2].rows).
 WorkloadSpec parse_workload(const nlohmann::json& j, const std::string& source);
+// What only the whole workload can show: that it has parameters and compute, within the bounds.
+// A --with fragment's workload keys are read alone, without it; the spec they merge into is not.
+void check_workload(const WorkloadSpec& w, const std::string& source);
 nlohmann::ordered_json workload_to_json(const WorkloadSpec& w);
 
 // Expected distinct rows among `draws` independent accesses to a table of `rows` rows whose

@@ -76,7 +76,8 @@ TEST(ExpectedDistinct, MatchesRealBatchesOfTheProxyData) {
     const std::vector<double> measured = measured_distinct(data.train, b, 40);
     double measured_total = 0.0, model_total = 0.0;
     for (size_t f = 0; f < cards.size(); ++f) {
-      const double model = expected_distinct(cards[f], config.zipf_exponent, static_cast<double>(b));
+      const double model =
+          expected_distinct(cards[f], config.zipf_exponent, static_cast<double>(b));
       EXPECT_NEAR(model, measured[f], 0.03 * measured[f] + 1.0) << "b " << b << ", field " << f;
       measured_total += measured[f];
       model_total += model;
@@ -136,8 +137,8 @@ TEST(Workload, DlrmDcnv2PresetHasTheReferencesSizes) {
   EXPECT_DOUBLE_EQ(w.pooled_values_per_sample(), 26.0 * 128);
   const int64_t bottom = 13 * 512 + 512 + 512 * 256 + 256 + 256 * 128 + 128;
   const int64_t cross = 3 * (3456 * 512 + 512 + 512 * 3456 + 3456);
-  const int64_t top = 3456 * 1024 + 1024 + 1024 * 1024 + 1024 + 1024 * 512 + 512 + 512 * 256 +
-                      256 + 256 * 1 + 1;
+  const int64_t top =
+      3456 * 1024 + 1024 + 1024 * 1024 + 1024 + 1024 * 512 + 512 + 512 * 256 + 256 + 256 * 1 + 1;
   EXPECT_EQ(w.dense_params(), bottom + cross + top);
   for (const std::string& name : workload_presets()) EXPECT_NO_THROW(workload_preset(name));
 
@@ -160,8 +161,8 @@ TEST(Workload, DlrmDcnv2PresetHasTheReferencesSizes) {
 ExperimentSpec parse(const nlohmann::json& doc) { return parse_spec(doc, "spec.json"); }
 
 TEST(WorkloadSpec, APresetsKeysAreOverriddenAndEchoed) {
-  const ExperimentSpec s = parse(
-      {{"workload", {{"preset", "dlrm-dcnv2"}, {"local_batch", 2048}, {"value_bytes", 2}}}});
+  const ExperimentSpec s =
+      parse({{"workload", {{"preset", "dlrm-dcnv2"}, {"local_batch", 2048}, {"value_bytes", 2}}}});
   ASSERT_TRUE(s.workload);
   EXPECT_EQ(s.workload->local_batch, 2048);
   EXPECT_EQ(s.workload->tables.size(), 26u);
@@ -188,6 +189,21 @@ void expect_error(const nlohmann::json& doc, const std::string& key) {
 TEST(WorkloadSpec, BadValuesNameTheirKey) {
   expect_error({{"workload", {{"preset", "dlrm"}}}}, "workload.preset");
   expect_error({{"workload", {{"tables", {{{"rows", 0}}}}}}}, "workload.tables[0].rows");
+  expect_error({{"workload", {{"tables", {{{"rows", 10}}}}}}}, "workload.tables[0].dim");
+  expect_error({{"workload", {{"dense_layers", {{4, 1}}}, {"tables", {{{"dim", 8}}}}}}},
+               "workload.tables[0].rows");
+  // A bag is its first id and the rows fixed for it: fewer than one id a sample is no bag.
+  const nlohmann::json bag = {
+      {"rows", 1000}, {"dim", 8}, {"ids_per_sample", 0.5}, {"fixed_bags", true}};
+  expect_error(
+      {{"workload", {{"dense_layers", {{4, 1}}}, {"tables", nlohmann::json::array({bag})}}}},
+      "workload.tables[0].ids_per_sample");
+  expect_error({{"workload", {{"preset", "dlrm-dcnv2"}, {"local_batch", 0}}}},
+               "workload.local_batch");
+  expect_error({{"workload", {{"preset", "dlrm-dcnv2"}, {"local_batch", 1e12}}}},
+               "workload.local_batch");
+  // Tables alone give no flops to time.
+  expect_error({{"workload", {{"tables", {{{"rows", 10}, {"dim", 8}}}}}}}, "workload");
   expect_error({{"workload", {{"tables", {{{"rows", 10}, {"colour", 1}}}}}}},
                "workload.tables[0].colour");
   expect_error({{"workload", {{"dense_layers", {{4}}}}}}, "workload.dense_layers[0]");
@@ -197,6 +213,14 @@ TEST(WorkloadSpec, BadValuesNameTheirKey) {
   expect_error({{"workload", {{"preset", "dlrm-dcnv2"}, {"embedding_placement", "gpu"}}}},
                "workload.embedding_placement");
   expect_error({{"stragglers", {{"time_unit", "step"}}}}, "stragglers.time_unit");
+  try {
+    parse({{"workload", {{"preset", "dlrm-dcnv2"}, {"embedding_placement", 1}}}});
+    ADD_FAILURE() << "no error for a numeric placement";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.find("workload.embedding_placement"), what.rfind("workload.embedding_placement"))
+        << "the key is named once: " << what;
+  }
   expect_error({{"stragglers", {{"time_unit", "min"}}}}, "stragglers.time_unit");
 }
 
@@ -215,7 +239,8 @@ TEST(WorkloadSpec, StragglerKeysInStepsScaleWithTheWorkloadsStep) {
   EXPECT_DOUBLE_EQ(s.stragglers.transient_rate_per_s, 0.01 / step);
   EXPECT_DOUBLE_EQ(s.stragglers.transient_mean_duration_s, 50 * step);
   EXPECT_DOUBLE_EQ(s.stragglers.failure_restart_s, 20 * step);
-  EXPECT_DOUBLE_EQ(s.stragglers.persistent_slowdown, ExperimentSpec{}.stragglers.persistent_slowdown);
+  EXPECT_DOUBLE_EQ(s.stragglers.persistent_slowdown,
+                   ExperimentSpec{}.stragglers.persistent_slowdown);
 }
 
 }  // namespace
@@ -232,10 +257,12 @@ TEST(StragglerSeed, FollowsTheSpecsSeedUnlessGiven) {
     return persistent_slowdowns(s.stragglers, 64);
   };
   const nlohmann::json quarter = {{"persistent_fraction", 0.25}, {"persistent_slowdown", 4}};
-  EXPECT_NE(slow({{"seed", 1u}, {"stragglers", quarter}}), slow({{"seed", 2u}, {"stragglers", quarter}}));
+  EXPECT_NE(slow({{"seed", 1u}, {"stragglers", quarter}}),
+            slow({{"seed", 2u}, {"stragglers", quarter}}));
   nlohmann::json pinned = quarter;
   pinned["seed"] = 1u;
-  EXPECT_EQ(slow({{"seed", 2u}, {"stragglers", pinned}}), slow({{"seed", 1u}, {"stragglers", quarter}}));
+  EXPECT_EQ(slow({{"seed", 2u}, {"stragglers", pinned}}),
+            slow({{"seed", 1u}, {"stragglers", quarter}}));
   EXPECT_EQ(parse_spec({{"seed", 7u}}, "spec.json").stragglers.seed, 7u);
 }
 
