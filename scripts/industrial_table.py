@@ -211,8 +211,6 @@ def main():
     # where it is the only one; preset, scale, the PAI replay's runs)
     studies = [(["auc-256"], "dlrm-dcnv2", "256 workers, 16 shards", pai_auc),
                (["auc-256-wide-deep"], "wide-deep-outbrain", "256 workers, 16 shards", pai_auc),
-               (["auc-256", "auc-256-shards-64"], "dlrm-dcnv2", "256 workers, GBA on 64 shards",
-                []),
                (["auc-256-wide-deep", "auc-256-shards-64-wide-deep"], "wide-deep-outbrain",
                 "256 workers, GBA on 64 shards", []),
                (["auc-1024"], "dlrm-dcnv2", "1,024 workers, 64 shards", pai_auc_1024),
