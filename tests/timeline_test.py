@@ -41,6 +41,31 @@ def load(path):
         return json.load(f)
 
 
+def check_overlap(gba_doc):
+    """scripts/timeline_overlap.py: a hand-made trace's shares, worked by hand, and a GBA run's,
+    which add up to the window and never count more workers than there are."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+    from timeline_overlap import overlap
+    # Over 0-2 s: worker 0 pulls 0-1 s, worker 1 pushes 0.5-1.5 s and computes 1.5-2 s.
+    hand = [{"ph": "X", "pid": 1, "tid": 0, "name": "pull", "ts": 0.0, "dur": 1e6},
+            {"ph": "X", "pid": 1, "tid": 1, "name": "push", "ts": 0.5e6, "dur": 1e6},
+            {"ph": "X", "pid": 1, "tid": 1, "name": "compute", "ts": 1.5e6, "dur": 0.5e6},
+            {"ph": "X", "pid": 3, "tid": 0, "name": "take in", "ts": 0.0, "dur": 2e6}]
+    got = overlap(hand, 0.0, 2e6)
+    want = {"both": 0.25, "pulls only": 0.25, "pushes only": 0.25, "neither": 0.25,
+            "mean workers pulling": 0.5, "mean workers pushing": 0.5,
+            "mean workers computing": 0.25}
+    check(all(abs(got[k] - v) < 1e-12 for k, v in want.items()),
+          f"timeline_overlap.py: a hand-made trace's shares {got}")
+    events = gba_doc["traceEvents"]
+    end = max(e["ts"] + e.get("dur", 0) for e in events if "ts" in e)
+    got = overlap(events, 0.0, end)
+    total = got["both"] + got["pulls only"] + got["pushes only"] + got["neither"]
+    busy = got["mean workers pulling"] + got["mean workers pushing"] + got["mean workers computing"]
+    check(abs(total - 1.0) < 1e-9 and 0 < busy <= 16 and got["both"] > 0,
+          f"timeline_overlap.py: a GBA run's shares add up to {total:.9f}, {busy:.2f} workers busy")
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -157,6 +182,7 @@ def main():
             done, out = run(gbasim, spec, work, "bad", "gba", *bad)
             check(done.returncode != 0 and want in done.stderr and not os.path.exists(out),
                   f"{' '.join(bad[:2])}: refused ({want})")
+        check_overlap(traces["gba"][0])
     print(f"timeline: {len(FAILURES)} failed")
     return 1 if FAILURES else 0
 
