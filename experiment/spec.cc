@@ -459,14 +459,12 @@ std::string timed_workload_line(const ExperimentSpec& spec) {
   }
   const Workload w(*spec.workload);
   const WorkloadSpec& s = w.spec();
-  long long tables = 0;  // a table given with a count stands for that many
-  for (const WorkloadTable& t : s.tables) tables += t.count;
   char line[400];
   std::snprintf(line, sizeof line,
                 "timing the workload %s: %.3g MFLOP a sample, %.3g M dense parameters, %lld tables "
                 "of %.3g M rows (%.3g GB), local batch %lld for the proxy's %lld, tables %s",
                 s.preset.empty() ? "(given)" : s.preset.c_str(), w.flops_per_sample() / 1e6,
-                static_cast<double>(w.dense_params()) / 1e6, tables,
+                static_cast<double>(w.dense_params()) / 1e6, static_cast<long long>(w.tables()),
                 static_cast<double>(w.embedding_rows()) / 1e6,
                 w.embedding_values() * s.value_bytes / 1e9, static_cast<long long>(s.local_batch),
                 static_cast<long long>(spec.training.local_batch),

@@ -385,6 +385,12 @@ Workload::Workload(WorkloadSpec spec) : spec_(std::move(spec)) {
                                                    : 6.0 * static_cast<double>(dense_params_);
 }
 
+int64_t Workload::tables() const {
+  int64_t n = 0;
+  for (const WorkloadTable& t : spec_.tables) n += t.count;
+  return n;
+}
+
 int64_t Workload::embedding_rows() const {
   int64_t n = 0;
   for (const WorkloadTable& t : spec_.tables) n += t.rows * t.count;

@@ -85,6 +85,7 @@ class Workload {
   const WorkloadSpec& spec() const { return spec_; }
 
   int64_t dense_params() const { return dense_params_; }
+  int64_t tables() const;  // a table given with a count counts as that many
   int64_t embedding_rows() const;
   double embedding_values() const;  // every table's rows x dim
   double flops_per_sample() const { return flops_per_sample_; }

@@ -114,9 +114,8 @@ void report_workload(const ExperimentSpec& spec, const std::string& out_path) {
               layers_text(w).c_str());
   std::printf("flops a sample       %s%s\n", si(workload.flops_per_sample()).c_str(),
               w.flops_per_sample > 0.0 ? " (given)" : " (6 x the dense parameters)");
-  long long tables = 0;  // a table given with a count stands for that many
-  for (const WorkloadTable& t : w.tables) tables += t.count;
-  std::printf("embedding tables     %lld, %s rows, %s values (%s at %g B a value)\n", tables,
+  std::printf("embedding tables     %lld, %s rows, %s values (%s at %g B a value)\n",
+              static_cast<long long>(workload.tables()),
               si(static_cast<double>(workload.embedding_rows())).c_str(),
               si(workload.embedding_values()).c_str(),
               si(workload.embedding_values() * w.value_bytes, "B").c_str(), w.value_bytes);

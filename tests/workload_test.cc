@@ -135,6 +135,10 @@ TEST(Workload, DlrmDcnv2PresetHasTheReferencesSizes) {
   EXPECT_EQ(w.embedding_rows(), 204'184'588);
   EXPECT_DOUBLE_EQ(w.ids_per_sample(), 214.0);
   EXPECT_DOUBLE_EQ(w.pooled_values_per_sample(), 26.0 * 128);
+  EXPECT_EQ(w.tables(), 26);
+  WorkloadSpec counted = workload_preset("dlrm-dcnv2");
+  counted.tables[0].count = 3;  // a table given with a count counts as that many
+  EXPECT_EQ(Workload(counted).tables(), 28);
   const int64_t bottom = 13 * 512 + 512 + 512 * 256 + 256 + 256 * 128 + 128;
   const int64_t cross = 3 * (3456 * 512 + 512 + 512 * 3456 + 3456);
   const int64_t top =
