@@ -124,6 +124,12 @@ def ops(gbasim):
 
 
 def main():
+    if any(a in ("-h", "--help") for a in sys.argv[1:]):
+        print(__doc__)
+        return
+    unknown = [a for a in sys.argv[1:] if a.startswith("-") and a not in ("--more", "--ops")]
+    if unknown or len(sys.argv) > 3 or {"--more", "--ops"} <= set(sys.argv[1:]):
+        sys.exit(f"published_collectives.py: bad arguments {sys.argv[1:]}\n\n{__doc__}")
     if "--ops" in sys.argv[1:]:
         args = [a for a in sys.argv[1:] if a != "--ops"]
         return ops(args[0] if args else "build/bin/gbasim")

@@ -210,10 +210,13 @@ void Collectives::nccl_run(int w, NcclOp op, double bytes, const std::vector<dou
   }
   network.wait_all(sends);
   barrier_->wait();  // every worker's bytes have arrived
-  // NCCL's bandwidth cap where it binds, and its latency beyond what the routes charged.
+  // The time NCCL's pipeline takes to fill and drain, or its bandwidth cap where it binds, and
+  // its latency beyond what the routes charged.
   const double streamed = simgrid::s4u::Engine::get_clock() - start;
   const double cap = bytes / nccl_bandwidth_cap(choice.algorithm, choice.protocol, nccl_job_, op);
-  simgrid::s4u::this_actor::sleep_for(std::max(0.0, cap - streamed) +
+  const double busy =
+      std::max(streamed * nccl_pipeline_stretch(choice.algorithm, nccl_job_, bytes), cap);
+  simgrid::s4u::this_actor::sleep_for(busy - streamed +
                                       std::max(0.0, choice.latency_s - nccl_route_latency_[a]));
 }
 

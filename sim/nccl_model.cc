@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 
 namespace gbasim {
@@ -22,7 +23,10 @@ constexpr double kNetLatency[3][3] = {{2.7, 4.0, 14.0}, {5.0, 8.5, 28.0}, {0.0, 
 // NVLS's share of NVLink on Hopper: nvlsEfficiency 0.85 (NCCL v2.30.7-1, tuning.cc lines
 // 138-144), on (nChannels - 1) / nChannels of its 16 channels (lines 307-323; 16 is
 // NCCL_NVLS_NCHANNELS on sm90, src/transport/nvls.cc line 232 at v2.21.5-1).
-constexpr double kNvlsEfficiency = 0.85 * 15.0 / 16.0;
+constexpr double kNvlsChannels = 16.0;
+constexpr double kNvlsEfficiency = 0.85 * (kNvlsChannels - 1.0) / kNvlsChannels;
+// NCCL_NVLS_CHUNKSIZE, 128 KiB (src/transport/nvls.cc line 233).
+constexpr double kNvlsChunk = 128.0 * 1024.0;
 // treeCorrectionFactor[protocol][log2(bytes / 64)] (lines 412-416).
 constexpr double kTreeCorrection[3][23] = {
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
@@ -171,6 +175,44 @@ NcclTreeLinks nccl_tree_links(int nodes, int node, int tree) {
 }
 
 double nvls_efficiency() { return kNvlsEfficiency; }
+
+double nccl_nvls_chunk(const NcclJob& job, double bytes) {
+  // computeCollChunkInfo (src/enqueue.cc lines 1742-1761): concurrentOps is the channels times
+  // the heads, one a GPU of the node (the NVLS search's channels, src/graph/connect.cc line 250).
+  const double ops = kNvlsChannels * job.ranks / job.nodes;
+  double chunk = kNvlsChunk;
+  // Each rule: below `times` concurrentOps chunks, a chunk above `above` bytes becomes `to`.
+  struct Cut {
+    double times, above, to;
+  };
+  auto cut = [&](std::initializer_list<Cut> cuts) {
+    for (const Cut& c : cuts)
+      if (bytes < c.times * ops * chunk && chunk > c.above) chunk = c.to;
+  };
+  if (job.nodes == 1) {
+    // NVLS (lines 1742-1750; its 32 KiB cap across nodes is NVLS over SHARP, not modelled).
+    cut({{64, 65536, 65536}, {8, 32768, 32768}, {2, 16384, 16384}});
+  } else {
+    // NVLSTree (lines 1751-1761): at most 64 KiB on 4 nodes or more
+    // (NCCL_NVLSTREE_MAX_CHUNKSIZE).
+    if (job.nodes >= 4) chunk = std::min(chunk, 65536.0);
+    cut({{32, 262144, 262144}, {16, 131072, 131072}, {4, 65536, 65536}, {1, 32768, 32768}});
+  }
+  return chunk;
+}
+
+double nccl_pipeline_stretch(NcclAlgorithm a, const NcclJob& job, double bytes) {
+  if (a != NcclAlgorithm::kNvls || bytes <= 0.0) return 1.0;
+  // The stages: NVLS's kernel (src/device/all_reduce.h, v2.21.5-1 lines 362-495) splits its
+  // threads into scatter, reduce-and-multicast and gather; NVLSTree's (lines 498-598) into
+  // scatter, reduce-and-send-up, receive-and-multicast and gather.
+  const double stages = job.nodes == 1 ? 3.0 : 4.0 + 2.0 * (log2_floor(job.nodes) - 1);
+  // The steps: computeCollSteps (src/enqueue.cc lines 196-197), a channel's share of the
+  // buffer over the heads' chunks.
+  const double heads = static_cast<double>(job.ranks) / job.nodes;
+  const double steps = std::ceil(bytes / (kNvlsChannels * heads * nccl_nvls_chunk(job, bytes)));
+  return (steps + stages - 1.0) / steps;
+}
 
 double nvlink_efficiency(GpuGeneration gpu) {
   // src/graph/topo.h: SM70_NVLINK_BW and SM80_NVLINK_BW 20.0, SM90_NVLINK_BW 20.6 GB/s a link;

@@ -64,6 +64,18 @@ struct NcclTreeLinks {
 };
 NcclTreeLinks nccl_tree_links(int nodes, int node, int tree);
 
+// NCCL's chunk of an NVLS all-reduce (NVLSTree on several nodes): the bytes each of the node's
+// heads moves on a channel in one step of the pipeline. 128 KiB, cut for smaller buffers and
+// on 4 nodes or more as NCCL's computeCollChunkInfo cuts it.
+double nccl_nvls_chunk(const NcclJob& job, double bytes);
+// How much longer the algorithm's pipeline takes than its steady state: a pipeline of D stages
+// over K steps takes (K + D - 1) steps' time where its steady state takes K. NVLS has 3 stages
+// on one node (its kernel's scatter, reduce-and-multicast and gather), NVLSTree 4 (scatter,
+// reduce and send up, receive and multicast, gather) plus 2 network hops for each level of the
+// trees beyond the first; K is the buffer over the channels' heads' chunks. 1 for the ring and
+// the tree, whose pipelines NCCL's latency already counts a step at a time.
+double nccl_pipeline_stretch(NcclAlgorithm algorithm, const NcclJob& job, double bytes);
+
 // The fraction of NVLink's line rate NCCL moves: NCCL's own NVLink bandwidth over the
 // datasheet's (V100: 6 links x 20 GB/s of 150; A100: 12 x 20 of 300; H100: 18 x 20.6 of 450).
 double nvlink_efficiency(GpuGeneration gpu);

@@ -82,16 +82,18 @@ def nccl_cases():
         # 64 KiB on one node: ring/LL, 6.6 + 14 x 0.6 us, half the link's rate.
         ("nccl all-reduce, 1 node of 8, 64 KiB", ONE_NODE, 1 << 16, "ring/LL",
          15.0e-6 + (1 << 16) * ring / 0.5),
-        # 1 GiB: NVLS, 25 us, (g + 1)/g of the buffer each way on every NVLink at its share.
+        # 1 GiB: NVLS, 25 us, (g + 1)/g of the buffer each way on every NVLink at its share,
+        # its 64 pipeline steps of 16 x 8 chunks of 128 KiB taking 2 more to fill 3 stages.
         ("nccl all-reduce, 1 node of 8, 1 GiB", ONE_NODE, 1 << 30, "nvls/Simple",
-         25e-6 + (1 << 30) * 9 / 8 / (BI * NVLINK * nvls)),
+         25e-6 + (1 << 30) * 9 / 8 / (BI * NVLINK * nvls) * 66 / 64),
         # The same with the ring forced: ring/Simple, 8.4 + 14 x 3.4 us, the link's rate.
         ("nccl all-reduce, 1 node of 8, 1 GiB, ring", ONE_NODE + ["cluster.nccl_algorithm=ring"],
          1 << 30, "ring/Simple", 56.0e-6 + (1 << 30) * ring),
         # 2 nodes of 4 behind one NIC each, 256 MiB: NVLSTree, 25 + 2 x 14 us, the node sending
-        # S across (the ring sends 2(n - 1)/n S) at the NIC's rate.
+        # S across (the ring sends 2(n - 1)/n S) at the NIC's rate; 32 pipeline steps of 16 x 4
+        # chunks of 128 KiB, and 3 more to fill 4 stages.
         ("nccl all-reduce, 2 nodes of 4, 256 MiB", TWO_NODES, 1 << 28, "nvlstree/Simple",
-         53e-6 + (1 << 28) / B),
+         53e-6 + (1 << 28) / B * 35 / 32),
         # The tree forced: LL128, 14 + 2 x (3 x 1.25 + 8.5) us, 0.92 x 120/128 of the NIC
         # (Simple's correction at 2^22 lines of 64 bytes, 0.9, makes it slower).
         ("nccl all-reduce, 2 nodes of 4, 256 MiB, tree", TWO_NODES + ["cluster.nccl_algorithm=tree"],

@@ -112,6 +112,48 @@ TEST(NcclModel, NvlsRunsOnHopperNodesAloneAndSimpleAlone) {
   EXPECT_EQ(nccl_choice_name(nccl_choose(hopper, 1 << 30, spb), hopper), "nvlstree/Simple");
 }
 
+TEST(NcclModel, NvlsChunksAreCutForSmallerBuffersAsNcclCutsThem) {
+  // One node of 8: 16 channels x 8 heads = 128 concurrent chunks of 128 KiB; below 64 x 128
+  // of them (1 GiB) 64 KiB, below 8 x 128 x 64 KiB (64 MiB) 32 KiB, below 2 x 128 x 32 KiB
+  // (8 MiB) 16 KiB.
+  NcclJob one = kOneNode;
+  one.nvls = true;
+  EXPECT_EQ(nccl_nvls_chunk(one, 1 << 30), 131072);
+  EXPECT_EQ(nccl_nvls_chunk(one, (1 << 30) - 1), 65536);
+  EXPECT_EQ(nccl_nvls_chunk(one, 1 << 26), 65536);
+  EXPECT_EQ(nccl_nvls_chunk(one, 1 << 24), 32768);
+  EXPECT_EQ(nccl_nvls_chunk(one, 1 << 22), 16384);
+  // 2 nodes of 8 (NVLSTree): 128 KiB down to 64 MiB, 64 KiB below it, 32 KiB below 8 MiB.
+  NcclJob two = kTwoNodes;
+  two.nvls = true;
+  EXPECT_EQ(nccl_nvls_chunk(two, 1 << 26), 131072);
+  EXPECT_EQ(nccl_nvls_chunk(two, 1 << 24), 65536);
+  EXPECT_EQ(nccl_nvls_chunk(two, 1 << 20), 32768);
+  // 4 nodes or more: at most 64 KiB.
+  const NcclJob four{32, 4, GpuGeneration::kHopper, CpuVendor::kIntel, true};
+  EXPECT_EQ(nccl_nvls_chunk(four, 1 << 30), 65536);
+}
+
+TEST(NcclModel, NvlsPipelinesFillAndDrainOverTheirStages) {
+  NcclJob one = kOneNode;
+  one.nvls = true;
+  NcclJob two = kTwoNodes;
+  two.nvls = true;
+  // 1 GiB on one node: 2^30 / (128 x 128 KiB) = 64 steps through 3 stages.
+  EXPECT_DOUBLE_EQ(nccl_pipeline_stretch(NcclAlgorithm::kNvls, one, 1 << 30), 66.0 / 64.0);
+  // 16 MiB: 4 steps of 32 KiB chunks.
+  EXPECT_DOUBLE_EQ(nccl_pipeline_stretch(NcclAlgorithm::kNvls, one, 1 << 24), 6.0 / 4.0);
+  // 2 nodes, 16 MiB: 2 steps of 64 KiB chunks through 4 stages.
+  EXPECT_DOUBLE_EQ(nccl_pipeline_stretch(NcclAlgorithm::kNvls, two, 1 << 24), 5.0 / 2.0);
+  // 8 nodes: 2 more network hops for each of the 2 levels beyond the first, 8 stages; 1 GiB
+  // over 16 x 8 chunks of 64 KiB is 128 steps.
+  const NcclJob eight{64, 8, GpuGeneration::kHopper, CpuVendor::kIntel, true};
+  EXPECT_DOUBLE_EQ(nccl_pipeline_stretch(NcclAlgorithm::kNvls, eight, 1 << 30), 135.0 / 128.0);
+  // The ring and the tree count their pipelines in NCCL's latency.
+  EXPECT_EQ(nccl_pipeline_stretch(NcclAlgorithm::kRing, two, 1 << 24), 1.0);
+  EXPECT_EQ(nccl_pipeline_stretch(NcclAlgorithm::kTree, two, 1 << 24), 1.0);
+}
+
 TEST(NcclModel, TreesAreNcclsDoubleBinaryTrees) {
   // NCCL's own drawings (src/graph/trees.cc): on 12 nodes, 0 - 8, 8's children 4 and 10;
   // the mirror has 11 at the root over 3.
