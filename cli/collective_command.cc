@@ -76,7 +76,8 @@ int run_collective(int argc, char** argv) {
       "override a spec key, e.g. --set cluster.allreduce=hierarchical (repeatable)")(
       "op", po::value(&op_name)->value_name("NAME"),
       "allreduce (default), allgather or reducescatter (on the ring of every worker, or "
-      "NCCL's ring with cluster.allreduce \"nccl\") or alltoall (every pair at once)")(
+      "NCCL's ring with cluster.allreduce \"nccl\") or alltoall (every pair at once; inside a "
+      "node at NCCL's NVLink rate with \"nccl\")")(
       "sizes", po::value(&sizes_text)->value_name("LIST"),
       "sizes in bytes, comma-separated, with K, M, G for powers of 1024: a rank's buffer "
       "(allreduce, alltoall, reducescatter) or the gathered buffer (allgather); default "

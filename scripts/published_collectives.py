@@ -12,7 +12,13 @@ its citation and hardware there), by source: writes table-more.md, with how many
 With --ops, NCCL's model (allreduce "nccl", CM02) against measured-ops.csv: other collectives
 and the algorithm and protocol NCCL reported picking; writes table-ops.md.
 
-Usage: scripts/published_collectives.py [--more | --ops] [GBASIM]   (default build/bin/gbasim)"""
+With --alltoall, the all-to-all (every pair at once) against measured-alltoall.csv's published
+alltoall_perf points, under LV08, CM02, and CM02 with "nccl" (NCCL's NVLink rate inside a node);
+writes table-alltoall.md. Rows whose source does not say what the network is are listed, not
+counted.
+
+Usage: scripts/published_collectives.py [--more | --ops | --alltoall] [GBASIM]
+       (default build/bin/gbasim)"""
 import csv
 import os
 import sys
@@ -123,13 +129,82 @@ def ops(gbasim):
     print(table)
 
 
+# measured-alltoall.csv's systems (its comments cite each log): one node of 8 H100s on NVSwitch,
+# or 4 of its GPUs; Azure NDm A100 v4, 8 A100s on NVSwitch and 8 x 200 Gb/s HDR InfiniBand a
+# VM (Azure's NDm A100 v4-series page, 2.5e10 bytes/s each), 1 GPU a node for its 2-rank row.
+# Sources that do not say what their network is are left out.
+NDMV4 = A100 + nics(8, 2.5e10)
+ALLTOALL = {
+    "XXRJUN_C00_1N": H100, "XXRJUN_C01_1N": H100,
+    "NCCL_ISSUE_2169": ["cluster.gpus_per_node=4"] + H100[1:],
+    "MSCCLPP_NDMV4": NDMV4,
+}
+ALLTOALL_VARIANTS = [("hierarchical", "LV08"), ("hierarchical", "CM02"), ("nccl", "CM02")]
+
+
+def alltoall(gbasim):
+    """The all-to-all against measured-alltoall.csv: times (from the bus bandwidth where the
+    source printed no time, converted as nccl-tests does), agreeing when the bandwidths they
+    imply are within 15%."""
+    with open(os.path.join(FOLDER, "measured-alltoall.csv")) as f:
+        rows = list(csv.DictReader(l for l in f if not l.startswith("#")))
+    lines = ["| source | setup | ranks | size (B) | measured time (us) | " +
+             " | ".join(f"{'nccl' if a == 'nccl' else 'pairwise'}, {m} (us)"
+                        for a, m in ALLTOALL_VARIANTS) + " | within 15% |",
+             "|" + " --- |" * (6 + len(ALLTOALL_VARIANTS))]
+    agree = {v: 0 for v in ALLTOALL_VARIANTS}
+    counted = 0
+    left_out = set()
+    for r in rows:
+        n, size = int(r["ranks"]), int(r["bytes"])
+        if r["source"] not in ALLTOALL:
+            left_out.add(r["source"])
+            continue
+        gpus = r["ranks"] if int(r["nodes"]) == 1 else str(n // int(r["nodes"]))
+        sets = [f"training.workers={n}"] + ALLTOALL[r["source"]] + QUIET
+        if int(r["nodes"]) > 1:
+            sets = [s for s in sets if not s.startswith("cluster.gpus_per_node")]
+            sets.append(f"cluster.gpus_per_node={gpus}")
+        if r["time_us"]:
+            measured = float(r["time_us"]) * 1e-6
+        else:
+            measured = size / (float(r["busbw_gb_s"]) * 1e9 * n / (n - 1))
+        times = []
+        for a, m in ALLTOALL_VARIANTS:
+            command = [gbasim, "collective", "--spec", "examples/demo.json", "--op", "alltoall",
+                       "--sizes", str(size)]
+            extra = [f"cluster.allreduce={a}", f"cluster.network_model={m}"]
+            times.append(run_json(command, sets + extra,
+                                  "published_collectives.py")["timings"][0]["time_s"])
+        counted += 1
+        close = []
+        for v, t in zip(ALLTOALL_VARIANTS, times):
+            if abs(measured / t - 1) <= TOLERANCE:  # bandwidths within 15%, as above
+                agree[v] += 1
+                close.append(f"{'nccl' if v[0] == 'nccl' else 'pairwise'} {v[1]}")
+        lines.append(f"| {r['source']} | {r['setup']} | {n} | {size} | {measured * 1e6:.2f} | " +
+                     " | ".join(f"{t * 1e6:.2f}" for t in times) +
+                     f" | {', '.join(close) if close else 'no'} |")
+    table = "\n".join(lines) + f"\n\nWithin 15%, of {counted}: " + ", ".join(
+        f"{'nccl' if a == 'nccl' else 'pairwise'} {m} {agree[(a, m)]}"
+        for a, m in ALLTOALL_VARIANTS) + ".\n"
+    if left_out:
+        table += ("Left out, their network not stated: " + ", ".join(sorted(left_out)) + ".\n")
+    write_text(os.path.join(FOLDER, "table-alltoall.md"), table)
+    print(table)
+
+
 def main():
+    modes = ("--more", "--ops", "--alltoall")
     if any(a in ("-h", "--help") for a in sys.argv[1:]):
         print(__doc__)
         return
-    unknown = [a for a in sys.argv[1:] if a.startswith("-") and a not in ("--more", "--ops")]
-    if unknown or len(sys.argv) > 3 or {"--more", "--ops"} <= set(sys.argv[1:]):
+    unknown = [a for a in sys.argv[1:] if a.startswith("-") and a not in modes]
+    if unknown or len(sys.argv) > 3 or sum(a in modes for a in sys.argv[1:]) > 1:
         sys.exit(f"published_collectives.py: bad arguments {sys.argv[1:]}\n\n{__doc__}")
+    if "--alltoall" in sys.argv[1:]:
+        args = [a for a in sys.argv[1:] if a != "--alltoall"]
+        return alltoall(args[0] if args else "build/bin/gbasim")
     if "--ops" in sys.argv[1:]:
         args = [a for a in sys.argv[1:] if a != "--ops"]
         return ops(args[0] if args else "build/bin/gbasim")

@@ -328,8 +328,13 @@ void Collectives::reduce_scatter(int w, double bytes) {
 void Collectives::all_to_all(int w, const std::vector<double>& bytes_to) {
   Network& network = cluster_.network();
   std::vector<Transfer> sends;
+  // With "nccl", NCCL's send/receive pairs move at its own NVLink rate inside a node, as its
+  // collectives do (nvlink_efficiency).
+  const double nvlink =
+      algorithm_ == AllReduce::kNccl && g_ > 1 ? nvlink_efficiency(nccl_job_.gpu) : 1.0;
   auto send = [&](int v, double bytes) {
     if (v == w || bytes <= 0.0) return;
+    if (v / g_ == w / g_) bytes /= nvlink;
     sends.push_back(network.send(cluster_.workers()[first_ + w].host,
                                  cluster_.workers()[first_ + v].host, bytes));
   };

@@ -98,7 +98,16 @@ def nccl_cases():
         # (Simple's correction at 2^22 lines of 64 bytes, 0.9, makes it slower).
         ("nccl all-reduce, 2 nodes of 4, 256 MiB, tree", TWO_NODES + ["cluster.nccl_algorithm=tree"],
          1 << 28, "tree/LL128", 38.5e-6 + (1 << 28) / B / (0.92 * 120 / 128)),
-    ]] + nccl_gather_cases()
+    ]] + nccl_gather_cases() + nccl_all_to_all_cases()
+
+
+def nccl_all_to_all_cases():
+    """(name, op, sets, size, algorithm, formula): with "nccl", the all-to-all's pairs inside a
+    node move at NCCL's NVLink rate: each GPU sends (n - 1)/n of its buffer over its NVLink,
+    after the route's latency (two NVLink hops through the switch)."""
+    gib = 1 << 30
+    return [("nccl all-to-all, 1 node of 8, 1 GiB", "alltoall", ONE_NODE, gib, "pairwise",
+             2 * LI + gib * 7 / 8 / (BI * NVLINK))]
 
 
 def nccl_gather_cases():
