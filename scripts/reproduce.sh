@@ -80,6 +80,9 @@ if [ "$name" = all ]; then
     echo "whatif-pai: skipped: ../shared/traces/alibaba-pai-minibatch is missing" | tee -a "$log"
   fi
   step published-collectives /usr/bin/python3 scripts/published_collectives.py
+  for table in more ops alltoall; do
+    step "published-collectives --$table" /usr/bin/python3 scripts/published_collectives.py "--$table"
+  done
   step published-workload /usr/bin/python3 scripts/published_workload.py
   echo "all: $(( $(date +%s) - all_start )) s" | tee -a "$log"
   exit 0
