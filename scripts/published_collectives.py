@@ -129,17 +129,18 @@ def ops(gbasim):
     print(table)
 
 
-# measured-alltoall.csv's systems (its comments cite each log): one node of 8 H100s on NVSwitch,
-# or 4 of its GPUs; Azure NDm A100 v4, 8 A100s on NVSwitch and 8 x 200 Gb/s HDR InfiniBand a
-# VM (Azure's NDm A100 v4-series page, 2.5e10 bytes/s each), 1 GPU a node for its 2-rank row.
-# Sources that do not say what their network is are left out.
-NDMV4 = A100 + nics(8, 2.5e10)
-ALLTOALL = {
-    "XXRJUN_C00_1N": H100, "XXRJUN_C01_1N": H100,
-    "NCCL_ISSUE_2169": ["cluster.gpus_per_node=4"] + H100[1:],
-    "MSCCLPP_NDMV4": NDMV4,
-}
+# measured-alltoall.csv's systems (its comments cite each log): H100s on NVSwitch; Azure NDm
+# A100 v4, A100s on NVSwitch and 8 x 200 Gb/s HDR InfiniBand a VM (Azure's NDm A100 v4-series
+# page, 2.5e10 bytes/s each). Each row's ranks over its nodes are the GPUs a node. Sources that
+# do not say what their network is are left out.
+ALLTOALL = {"XXRJUN_C00_1N": H100, "XXRJUN_C01_1N": H100, "NCCL_ISSUE_2169": H100,
+            "MSCCLPP_NDMV4": A100 + nics(8, 2.5e10)}
 ALLTOALL_VARIANTS = [("hierarchical", "LV08"), ("hierarchical", "CM02"), ("nccl", "CM02")]
+
+
+def alltoall_label(variant):
+    algorithm, model = variant
+    return f"{'nccl' if algorithm == 'nccl' else 'pairwise'}, {model}"
 
 
 def alltoall(gbasim):
@@ -149,8 +150,8 @@ def alltoall(gbasim):
     with open(os.path.join(FOLDER, "measured-alltoall.csv")) as f:
         rows = list(csv.DictReader(l for l in f if not l.startswith("#")))
     lines = ["| source | setup | ranks | size (B) | measured time (us) | " +
-             " | ".join(f"{'nccl' if a == 'nccl' else 'pairwise'}, {m} (us)"
-                        for a, m in ALLTOALL_VARIANTS) + " | within 15% |",
+             " | ".join(f"{alltoall_label(v)} (us)" for v in ALLTOALL_VARIANTS) +
+             " | within 15% |",
              "|" + " --- |" * (6 + len(ALLTOALL_VARIANTS))]
     agree = {v: 0 for v in ALLTOALL_VARIANTS}
     counted = 0
@@ -160,11 +161,9 @@ def alltoall(gbasim):
         if r["source"] not in ALLTOALL:
             left_out.add(r["source"])
             continue
-        gpus = r["ranks"] if int(r["nodes"]) == 1 else str(n // int(r["nodes"]))
-        sets = [f"training.workers={n}"] + ALLTOALL[r["source"]] + QUIET
-        if int(r["nodes"]) > 1:
-            sets = [s for s in sets if not s.startswith("cluster.gpus_per_node")]
-            sets.append(f"cluster.gpus_per_node={gpus}")
+        platform = [s for s in ALLTOALL[r["source"]] if not s.startswith("cluster.gpus_per_node")]
+        sets = [f"training.workers={n}", f"cluster.gpus_per_node={n // int(r['nodes'])}"]
+        sets += platform + QUIET
         if r["time_us"]:
             measured = float(r["time_us"]) * 1e-6
         else:
@@ -181,13 +180,12 @@ def alltoall(gbasim):
         for v, t in zip(ALLTOALL_VARIANTS, times):
             if abs(measured / t - 1) <= TOLERANCE:  # bandwidths within 15%, as above
                 agree[v] += 1
-                close.append(f"{'nccl' if v[0] == 'nccl' else 'pairwise'} {v[1]}")
+                close.append(alltoall_label(v).replace(",", ""))
         lines.append(f"| {r['source']} | {r['setup']} | {n} | {size} | {measured * 1e6:.2f} | " +
                      " | ".join(f"{t * 1e6:.2f}" for t in times) +
                      f" | {', '.join(close) if close else 'no'} |")
     table = "\n".join(lines) + f"\n\nWithin 15%, of {counted}: " + ", ".join(
-        f"{'nccl' if a == 'nccl' else 'pairwise'} {m} {agree[(a, m)]}"
-        for a, m in ALLTOALL_VARIANTS) + ".\n"
+        f"{alltoall_label(v).replace(',', '')} {agree[v]}" for v in ALLTOALL_VARIANTS) + ".\n"
     if left_out:
         table += ("Left out, their network not stated: " + ", ".join(sorted(left_out)) + ".\n")
     write_text(os.path.join(FOLDER, "table-alltoall.md"), table)
