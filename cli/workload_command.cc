@@ -50,6 +50,10 @@ int run_workload(int argc, char** argv) {
   }
   if (!preset.empty()) {
     workload_preset(preset);  // an unknown name is an error of the option
+    for (const std::string& o : overrides) {
+      if (o.rfind("workload.preset=", 0) == 0)
+        throw po::error("give the preset once: --preset " + preset + " and --set " + o);
+    }
     overrides.insert(overrides.begin(), "workload.preset=" + nlohmann::json(preset).dump());
   }
   const ExperimentSpec spec = spec_path.empty()

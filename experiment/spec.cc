@@ -20,6 +20,7 @@
 #include "experiment/platform_xml.h"
 #include "experiment/spec_check.h"
 #include "experiment/spec_schema.h"
+#include "traces/straggler_models.h"
 #include "traces/usage_trace.h"
 
 namespace gbasim {
@@ -198,6 +199,13 @@ void apply_override(Json& doc, const std::string& assignment) {
   std::string part;
   std::vector<std::string> path;
   while (std::getline(parts, part, '.')) path.push_back(part);
+  for (const std::string& name : path) {
+    if (name.find('[') != std::string::npos) {
+      throw InputError("--set '" + assignment + "': a key path cannot index a list ('" + name +
+                       "'); set the whole list, e.g. --set '" + key.substr(0, key.find('[')) +
+                       "=[...]'");
+    }
+  }
   for (size_t i = 0; i + 1 < path.size(); ++i) {
     Json& next = (*node)[path[i]];
     if (next.is_null()) next = Json::object();
@@ -260,12 +268,33 @@ void resolve_workload(ExperimentSpec& spec, const std::string& source) {
                      "positive cluster.worker_speed)");
   }
   StragglerConfig& g = spec.stragglers;
+  bool valid_in_steps = true;
+  try {
+    validate(g);
+  } catch (const InputError&) {
+    valid_in_steps = false;  // check_semantics names the key as given
+  }
   for (double* rate : {&g.transient_rate_per_s, &g.network_rate_per_s, &g.failure_rate_per_s,
                        &g.server_failure_rate_per_s})
     *rate /= step;
   for (double* duration : {&g.transient_mean_duration_s, &g.network_mean_duration_s,
                            &g.colocated_period_s, &g.failure_restart_s})
     *duration *= step;
+  // Valid in steps but not in seconds: the workload's step is what is off. The defaults count
+  // steps too, so the key may be one the user never set.
+  if (valid_in_steps) {
+    try {
+      validate(g);
+    } catch (const InputError& e) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%g", step);
+      throw InputError(source, "stragglers.time_unit",
+                       "is \"step\" and the workload's step is " + std::string(seconds) +
+                           " s: in seconds, " + e.what() +
+                           "; every straggler rate and duration counts steps, defaults included: "
+                           "set them for this workload, or use \"s\"");
+    }
+  }
   spec.straggler_time_unit = "s";
 }
 

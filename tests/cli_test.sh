@@ -236,6 +236,8 @@ grep -q "timing the proxy model's own batch" "$work/proxy-run.err" \
   || fail "a run without a workload does not say it times the proxy's batch"
 check_arguments_error "unknown workload preset 'dlrm'" workload --preset dlrm
 check_arguments_error "give --preset NAME, or a --spec with a workload section" workload --spec "$work/tiny.json"
+check_arguments_error "give the preset once: --preset dlrm-dcnv2 and --set workload.preset=wide-deep-outbrain" \
+  workload --preset dlrm-dcnv2 --set workload.preset=wide-deep-outbrain
 [ ! -e "$work/never.json" ] || fail "a refused command wrote a result"
 
 # A cluster file under the spec's own cluster keys.

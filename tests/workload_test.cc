@@ -228,6 +228,26 @@ TEST(WorkloadSpec, BadValuesNameTheirKey) {
   expect_error({{"stragglers", {{"time_unit", "min"}}}}, "stragglers.time_unit");
 }
 
+// A default rate a step is absurd a second on a tiny workload's step: the error blames the unit
+// and names the key, though the user never set it.
+TEST(WorkloadSpec, StepsThatAreAbsurdInSecondsBlameTheUnit) {
+  try {
+    parse({{"workload", {{"preset", "dlrm-dcnv2"}, {"local_batch", 1}}},
+           {"cluster", {{"worker_speed", 1e18}}},
+           {"stragglers", {{"time_unit", "step"}}}});
+    ADD_FAILURE() << "no error for 0.008 episodes a step of a nanosecond";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), "stragglers.time_unit") << e.what();
+    EXPECT_NE(std::string(e.what()).find("'stragglers.transient_rate_per_s' must lie in"),
+              std::string::npos)
+        << e.what();
+  }
+  // A value already out of range in steps keeps its own key.
+  expect_error({{"workload", {{"preset", "dlrm-dcnv2"}}},
+                {"stragglers", {{"time_unit", "step"}, {"transient_rate_per_s", -1}}}},
+               "stragglers.transient_rate_per_s");
+}
+
 // Straggler keys counted in steps become seconds of the workload's nominal step.
 TEST(WorkloadSpec, StragglerKeysInStepsScaleWithTheWorkloadsStep) {
   const nlohmann::json workload = {{"preset", "dlrm-dcnv2"}, {"local_batch", 1000}};
