@@ -9,9 +9,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <iterator>
+#include <map>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 
@@ -178,22 +180,34 @@ void check_output_folder(const std::string& path, const std::string& what) {
   check_folder_takes(fs::path(path) / "x", path, "write the " + what);
 }
 
-void write_text_atomically(const std::string& path, const std::string& text) {
+namespace {
+
+// A file written to its temporary, not yet renamed into place (or, for a device or a pipe,
+// not yet written: those are written in place).
+struct Staged {
+  std::string path;
+  fs::path target;
+  std::string temporary;  // "" for one written in place
+  const std::string* text = nullptr;
+};
+
+Staged stage(const std::string& path, const std::string& text) {
+  Staged s{path, {}, "", &text};
   struct stat st{};
   const bool exists = ::stat(path.c_str(), &st) == 0;
   if (exists && !S_ISREG(st.st_mode)) {
-    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return write_in_place(path, text);
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return s;
     throw InputError(path + ": is " + kind_of(st.st_mode) + ", not a file" + kKept);
   }
   // A link is kept and what it points to is replaced.
-  const fs::path target = follow_links(path);
-  if (exists && is_open_file(target)) return write_in_place(path, text);
+  s.target = follow_links(path);
+  if (exists && is_open_file(s.target)) return s;
   std::error_code ec;
-  if (target.has_parent_path()) {
-    fs::create_directories(target.parent_path(), ec);
+  if (s.target.has_parent_path()) {
+    fs::create_directories(s.target.parent_path(), ec);
     if (ec) throw InputError(path + ": cannot create folder: " + ec.message());
   }
-  const std::string temporary = target.string() + ".tmp." + std::to_string(::getpid());
+  const std::string temporary = s.target.string() + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw InputError(path + ": cannot write: " + std::strerror(errno) + kKept);
   // The whole text, then fsync, then the rename: a kill or a crash at any moment leaves either
@@ -205,12 +219,38 @@ void write_text_atomically(const std::string& path, const std::string& text) {
     fs::remove(temporary, ec);
     throw InputError(path + ": write failed: " + std::strerror(error) + kKept);
   }
-  fs::rename(temporary, target, ec);
+  s.temporary = temporary;
+  return s;
+}
+
+void commit(const Staged& s) {
+  if (s.temporary.empty()) return write_in_place(s.path, *s.text);
+  std::error_code ec;
+  fs::rename(s.temporary, s.target, ec);
   if (ec) {
     const std::string why = ec.message();  // before remove() overwrites ec
-    fs::remove(temporary, ec);
-    throw InputError(path + ": cannot rename into place: " + why + kKept);
+    fs::remove(s.temporary, ec);
+    throw InputError(s.path + ": cannot rename into place: " + why + kKept);
   }
+}
+
+}  // namespace
+
+void write_text_atomically(const std::string& path, const std::string& text) {
+  commit(stage(path, text));
+}
+
+void write_texts_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<Staged> staged;
+  try {
+    for (const auto& [path, text] : files) staged.push_back(stage(path, text));
+  } catch (const InputError&) {
+    std::error_code ec;
+    for (const Staged& s : staged)
+      if (!s.temporary.empty()) fs::remove(s.temporary, ec);
+    throw;
+  }
+  for (const Staged& s : staged) commit(s);
 }
 
 }  // namespace gbasim

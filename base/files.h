@@ -3,6 +3,8 @@
 
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gbasim {
 
@@ -22,6 +24,11 @@ std::string read_text_or_empty(const std::string& path);
 // device (/dev/null, /dev/stdout on a terminal) or a pipe is written in place, never replaced;
 // a pipe that nobody reads, a folder, a block device or a socket is refused.
 void write_text_atomically(const std::string& path, const std::string& text);
+
+// Several files (path, text), as write_text_atomically writes each, all or none as far as a
+// file system allows: every one is written to its temporary file first, and only then are they
+// renamed into place, so a failed write (a full disk) leaves every earlier file untouched.
+void write_texts_atomically(const std::vector<std::pair<std::string, std::string>>& files);
 
 // Checks, before any work, that write_text_atomically(path) can succeed as far as can be told
 // without writing: not a folder or a device it would refuse, and the nearest existing folder

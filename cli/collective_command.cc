@@ -43,10 +43,14 @@ std::vector<double> parse_sizes(const std::string& text) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || used != number.size() || !std::isfinite(value) || !(value * scale >= 1.0) ||
-        value * scale > 1e12) {
+    // Decimal only (std::stod would take hexadecimal and leading spaces), a whole byte count.
+    const bool decimal = number.find_first_not_of("0123456789.eE+-") == std::string::npos;
+    if (!decimal || used == 0 || used != number.size() || !std::isfinite(value) ||
+        !(value * scale >= 1.0) || value * scale > 1e12 ||
+        value * scale != std::floor(value * scale)) {
       throw po::error("--sizes: '" + item +
-                      "' is not a size in bytes from 1 to 1e12 (a number, with K, M or G)");
+                      "' is not a whole number of bytes from 1 to 1e12 (a decimal number, with "
+                      "K, M or G)");
     }
     sizes.push_back(value * scale);
   }
@@ -79,7 +83,7 @@ int run_collective(int argc, char** argv) {
       "NCCL's ring with cluster.allreduce \"nccl\") or alltoall (every pair at once; inside a "
       "node at NCCL's NVLink rate with \"nccl\")")(
       "sizes", po::value(&sizes_text)->value_name("LIST"),
-      "sizes in bytes, comma-separated, with K, M, G for powers of 1024: a rank's buffer "
+      "whole sizes in bytes, comma-separated, with K, M, G for powers of 1024: a rank's buffer "
       "(allreduce, alltoall, reducescatter) or the gathered buffer (allgather); default "
       "1K,64K,1M,16M,128M")("out", po::value(&out_path)->value_name("FILE"),
                             "also write the table as JSON");

@@ -1,8 +1,9 @@
 #include "cli/engine_args.h"
 
-#include <cstdlib>
 #include <simgrid/engine.h>
 #include <xbt/log.h>
+#include <cstdio>
+#include <cstdlib>
 
 #include <algorithm>
 #include <map>
@@ -70,6 +71,16 @@ void check_cfg_settings(int argc, char** argv) {
       {"cpu/optim", {"Lazy", "Full"}},
       {"contexts/factory", {"raw", "thread", "ucontext", "boost"}},
   };
+  // Numbers (SimGrid reads them; a value that is not one it refuses itself): a factor of 0 or
+  // a precision below 0 ends the process, a latency factor of 1e308 never ends, a negative one
+  // times a transfer at 0.
+  static const std::map<std::string, std::pair<double, double>> kRanges = {
+      {"network/latency-factor", {0.0, 1e3}},   {"network/bandwidth-factor", {1e-6, 1e3}},
+      {"network/weight-S", {0.0, 1e9}},         {"network/TCP-gamma", {1.0, 1e15}},
+      {"network/loopback-bw", {1e3, 1e15}},     {"network/loopback-lat", {0.0, 1.0}},
+      {"maxmin/precision", {1e-15, 0.1}},       {"surf/precision", {1e-15, 0.1}},
+      {"maxmin/concurrency-limit", {1.0, 1e9}},  // or -1: no limit
+  };
   std::map<std::string, std::string> value{{"network/optim", "Lazy"}, {"cpu/optim", "Lazy"}};
   std::map<std::string, std::string> arg_of;
   for (const auto& [key, v] : cfg_settings(argc, argv)) {
@@ -81,6 +92,19 @@ void check_cfg_settings(int argc, char** argv) {
           list += (k == 0 ? "" : k + 1 == c->second.size() ? " or " : ", ") + c->second[k];
         throw InputError(arg + ": '" + v + "' is not a " + key + " that gbasim runs on (" + list +
                          ")");
+      }
+    }
+    if (const auto r = kRanges.find(key); r != kRanges.end()) {
+      char* end = nullptr;
+      const double x = std::strtod(v.c_str(), &end);
+      const auto [lo, hi] = r->second;
+      const bool unlimited = key == "maxmin/concurrency-limit" && x == -1.0;
+      if (end != v.c_str() && *end == '\0' && !(x >= lo && x <= hi) && !unlimited) {
+        char range[64];
+        std::snprintf(range, sizeof range, "[%g, %g]", lo, hi);
+        throw InputError(arg + ": must " + (key == "maxmin/concurrency-limit" ? "be -1 or " : "") +
+                         "lie in " + range +
+                         " (beyond it SimGrid ends the process, never ends, or times nothing)");
       }
     }
     if (key == "contexts/stack-size") {

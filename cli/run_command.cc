@@ -66,10 +66,12 @@ po::options_description run_options(RunOptions& o) {
   return desc;
 }
 
-// Writes the timeline and says where.
-void write_timeline(Timeline& timeline, const std::string& path, const ExperimentSpec& spec,
-                    bool quiet) {
-  timeline.write(path, total_workers(spec), spec.cluster.ps_shards);
+// Writes the result and the timeline, both or neither, and says where the timeline went.
+void write_with_timeline(const nlohmann::ordered_json& result, const std::string& out_path,
+                         Timeline& timeline, const std::string& path, const ExperimentSpec& spec,
+                         bool quiet) {
+  write_texts_atomically({{out_path, json_text(result)},
+                          {path, timeline.text(total_workers(spec), spec.cluster.ps_shards)}});
   if (quiet) return;
   std::cerr << "gbasim run: timeline: " << timeline.events() << " events in " << path
             << (timeline.truncated() ? " (stopped at --timeline-events; later events left out)"
@@ -115,8 +117,10 @@ int run_run(int argc, char** argv) {
         if (!o.quiet) lines.evaluation(p);
       },
       &cost, progress, timeline ? &*timeline : nullptr);
-  write_json_atomically(o.out_path, result);
-  if (timeline) write_timeline(*timeline, o.timeline_path, spec, o.quiet);
+  if (timeline)
+    write_with_timeline(result, o.out_path, *timeline, o.timeline_path, spec, o.quiet);
+  else
+    write_json_atomically(o.out_path, result);
   print_result_notes(spec, result);
   print_summary_table(mode, result);
   if (o.profile) print_profile(cost);

@@ -39,8 +39,13 @@ Timeline parse_timeline(const std::string& path, const std::string& window, int6
 }
 
 void check_timeline_file(const std::string& timeline_path, const std::string& out_path) {
-  if (std::filesystem::absolute(timeline_path).lexically_normal() ==
-      std::filesystem::absolute(out_path).lexically_normal())
+  // The same file by another name (a link, "./"): where each path leads.
+  std::error_code ec;
+  auto where = [&ec](const std::string& path) {
+    const std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+    return ec ? std::filesystem::absolute(path).lexically_normal() : p;
+  };
+  if (where(timeline_path) == where(out_path))
     throw po::error("--timeline " + timeline_path + " is the result's file (--out): name another");
   check_output_file(timeline_path, "timeline");
 }

@@ -44,16 +44,14 @@ int run_workload(int argc, char** argv) {
   if (!parse_options(started.args, desc, vm)) return 0;
   if (!out_path.empty()) check_output_file(out_path, "JSON");
   if (list) {
+    if (!out_path.empty() || !preset.empty() || !spec_path.empty() || !overrides.empty())
+      throw po::error("--list prints the presets and takes no other option");
     for (const std::string& name : workload_presets())
       std::printf("%-20s %s\n", name.c_str(), workload_preset(name).source.c_str());
     return 0;
   }
   if (!preset.empty()) {
     workload_preset(preset);  // an unknown name is an error of the option
-    for (const std::string& o : overrides) {
-      if (o.rfind("workload.preset=", 0) == 0)
-        throw po::error("give the preset once: --preset " + preset + " and --set " + o);
-    }
     overrides.insert(overrides.begin(), "workload.preset=" + nlohmann::json(preset).dump());
   }
   const ExperimentSpec spec = spec_path.empty()
@@ -61,6 +59,12 @@ int run_workload(int argc, char** argv) {
                                   : load_spec(spec_path, overrides);
   if (!spec.workload)
     throw po::error("give --preset NAME, or a --spec with a workload section (docs/workload.md)");
+  // Another preset named by the spec or a --set comes after --preset and wins: refuse both.
+  if (!preset.empty() && spec.workload->preset != preset) {
+    throw po::error("give the preset once: --preset " + preset + ", and the " +
+                    (spec_path.empty() ? std::string("--set") : "spec or a --set") +
+                    " names preset '" + spec.workload->preset + "'");
+  }
 
   report_workload(spec, out_path);
   return 0;

@@ -2,6 +2,8 @@
 
 #include <fstream>
 #include <iterator>
+#include <set>
+#include <vector>
 
 #include "base/error.h"
 #include "base/files.h"
@@ -48,11 +50,41 @@ nlohmann::json parse_json_or_discarded(std::string_view text) {
   return nlohmann::json::parse(text, nullptr, false);
 }
 
+void check_unique_keys(std::string_view text, const std::string& source) {
+  // Each open object's keys so far, and the path of keys down to it.
+  std::vector<std::set<std::string>> keys;
+  std::vector<std::string> path;
+  auto callback = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) {
+      keys.emplace_back();
+      path.emplace_back();
+    } else if (event == Event::object_end && !keys.empty()) {
+      keys.pop_back();
+      path.pop_back();
+    } else if (event == Event::key && !keys.empty()) {
+      const std::string key = parsed.get<std::string>();
+      path.back() = key;
+      if (!keys.back().insert(key).second) {
+        std::string where;
+        for (const std::string& k : path) where += (where.empty() ? "" : ".") + k;
+        throw InputError(source + ": key '" + where +
+                         "' comes twice in one object (JSON would keep only the last)");
+      }
+    }
+    return true;
+  };
+  // A syntax error is the caller's to report.
+  const nlohmann::json parsed = nlohmann::json::parse(text, callback, false);
+  (void)parsed;
+}
+
 std::string read_json_text(const std::string& path, const std::string& what) {
   std::ifstream in = open_input(path, what);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw InputError(path + ": cannot read the " + what);
   check_json_depth(text, path);
+  check_unique_keys(text, path);
   return text;
 }
 

@@ -24,8 +24,12 @@ void check_json_depth(std::string_view text, const std::string& source);
 // kJsonDepthLimit: for files gbasim wrote itself (a sweep's points), which it redoes when bad.
 nlohmann::json parse_json_or_discarded(std::string_view text);
 
+// Throws InputError naming `source` and the key path of the first key that comes twice in one
+// object: JSON parsers keep only the last, so the first would be dropped without a word.
+void check_unique_keys(std::string_view text, const std::string& source);
+
 // A file's whole text, opened with open_input's errors (naming it `what`) and checked for
-// depth.
+// depth and for keys given twice.
 std::string read_json_text(const std::string& path, const std::string& what);
 
 }  // namespace gbasim

@@ -4,8 +4,10 @@
 
 namespace gbasim {
 
+std::string json_text(const nlohmann::ordered_json& doc) { return doc.dump(2) + "\n"; }
+
 void write_json_atomically(const std::string& path, const nlohmann::ordered_json& doc) {
-  write_text_atomically(path, doc.dump(2) + "\n");
+  write_text_atomically(path, json_text(doc));
 }
 
 }  // namespace gbasim

@@ -6,7 +6,9 @@
 
 namespace gbasim {
 
-// Writes `doc` (indented, with a final newline) whole or not at all (base/files.h).
+// A result file's text: `doc` indented, with a final newline.
+std::string json_text(const nlohmann::ordered_json& doc);
+// Writes json_text(doc) whole or not at all (base/files.h).
 void write_json_atomically(const std::string& path, const nlohmann::ordered_json& doc);
 
 }  // namespace gbasim

@@ -199,7 +199,10 @@ void apply_override(Json& doc, const std::string& assignment) {
   std::string part;
   std::vector<std::string> path;
   while (std::getline(parts, part, '.')) path.push_back(part);
+  if (key.back() == '.') path.push_back("");
   for (const std::string& name : path) {
+    if (name.empty())
+      throw InputError("--set '" + assignment + "': the key path has an empty name (a stray '.')");
     if (name.find('[') != std::string::npos) {
       throw InputError("--set '" + assignment + "': a key path cannot index a list ('" + name +
                        "'); set the whole list, e.g. --set '" + key.substr(0, key.find('[')) +

@@ -1,9 +1,11 @@
 #include "sim/cluster.h"
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -64,6 +66,49 @@ void platform_abort(int) {
   put(message, length);
   put("\n", 1);
   ::_exit(2);
+}
+
+using HostPair = std::pair<sg4::Host*, sg4::Host*>;
+
+// SimGrid 3.32 ends the process on some route lookups, with nothing to catch: a "Full" zone
+// without a single route crashes, routing "None" aborts. So the lookups are tried first in a
+// child process, which writes the index of each pair before looking it up. Returns the index of
+// the pair it died on, or -1 when it found them all (or could not be started: the lookups then
+// run here, as before).
+long fatal_route(const std::vector<HostPair>& pairs) {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t child = ::fork();
+  if (child < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return -1;
+  }
+  if (child == 0) {
+    ::close(fds[0]);
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) ::dup2(null, STDERR_FILENO);
+    std::vector<sg4::Link*> links;
+    for (long k = 0; k < static_cast<long>(pairs.size()); ++k) {
+      if (::write(fds[1], &k, sizeof k) != sizeof k) ::_exit(3);
+      double latency = 0.0;
+      links.clear();
+      pairs[k].first->route_to(pairs[k].second, links, &latency);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  long last = -1, k = 0;
+  for (ssize_t n; (n = ::read(fds[0], &k, sizeof k)) == sizeof k;) last = k;
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  const bool died = WIFSIGNALED(status) ||
+                    (WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 3);
+  return died ? last : -1;
 }
 }  // namespace
 
@@ -137,20 +182,20 @@ void Cluster::check_xml_platform(NetworkSolver solver) const {
   // workers, beyond that each to its ring neighbours and to worker 0.
   std::vector<sg4::Host*> hosts;
   for (const WorkerHost& w : workers_) hosts.push_back(w.host);
-  for (sg4::Host* h : hosts) {
+  std::vector<sg4::Host*> computing = hosts;
+  computing.insert(computing.end(), servers_.begin(), servers_.end());
+  for (sg4::Host* h : computing) {
     if (!(h->get_speed() > 0.0) || h->get_core_count() < 1)
       throw InputError(file, "cluster.roles", "names host '" + h->get_name() +
                                                   "', which has no speed or no core");
+    if (h->get_speed() < 1e3 || h->get_speed() > 1e18) {
+      throw InputError(file + ": host '" + h->get_name() +
+                       "' needs a speed in [1e3, 1e18] flop/s, as cluster.worker_speed does");
+    }
   }
-  std::vector<sg4::Link*> links;
+  std::vector<HostPair> pairs;
   auto need_route = [&](sg4::Host* from, sg4::Host* to) {
-    if (from == to) return;
-    double latency = 0.0;
-    links.clear();
-    from->route_to(to, links, &latency);
-    if (links.empty() && latency <= 0.0)
-      throw InputError(file, "cluster.roles", "has no route from host '" + from->get_name() +
-                                                  "' to host '" + to->get_name() + "'");
+    if (from != to) pairs.emplace_back(from, to);
   };
   for (sg4::Host* w : hosts) {
     for (sg4::Host* server : servers_) {
@@ -166,6 +211,35 @@ void Cluster::check_xml_platform(NetworkSolver solver) const {
       for (size_t j : {(i + 1) % n, (i + n - 1) % n, size_t{0}}) {
         need_route(hosts[i], hosts[j]);
         need_route(hosts[j], hosts[i]);
+      }
+    }
+  }
+  auto no_route = [&](const HostPair& p, const std::string& why) {
+    return InputError(file, "cluster.roles",
+                      "has no route from host '" + p.first->get_name() + "' to host '" +
+                          p.second->get_name() + "'" + why);
+  };
+  const long fatal = fatal_route(pairs);
+  if (fatal >= 0 && fatal < static_cast<long>(pairs.size())) {
+    throw no_route(pairs[fatal],
+                   " (SimGrid stops on looking it up: a zone with no route at all, or routing "
+                   "\"None\")");
+  }
+  std::vector<sg4::Link*> links;
+  for (const HostPair& p : pairs) {
+    double latency = 0.0;
+    links.clear();
+    p.first->route_to(p.second, links, &latency);
+    if (links.empty() && latency <= 0.0) throw no_route(p, "");
+    // Beyond the ranges of the spec's own keys a number is a typo, and a run would crawl or
+    // stop at once (docs/spec.md, "Ranges").
+    for (const sg4::Link* link : links) {
+      // (A backbone may be far faster than a NIC: 1e15 bytes/s.)
+      if (link->get_bandwidth() < 1e3 || link->get_bandwidth() > 1e15 ||
+          !(link->get_latency() <= 1.0)) {
+        throw InputError(file + ": link '" + link->get_name() +
+                         "' needs a bandwidth in [1e3, 1e15] bytes/s and a latency of at most 1 "
+                         "s (cluster.nic_latency's range)");
       }
     }
   }

@@ -3,8 +3,6 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "base/files.h"
-
 namespace gbasim {
 
 namespace {
@@ -95,7 +93,7 @@ void Timeline::counter(const char* name, double t, double value) {
   add(e);
 }
 
-void Timeline::write(const std::string& path, int workers, int shards) const {
+std::string Timeline::text(int workers, int shards) const {
   std::string text = "{\"traceEvents\":[\n";
   char e[200];
   auto name = [&](const char* kind, int pid, int tid, const std::string& what) {
@@ -119,7 +117,7 @@ void Timeline::write(const std::string& path, int workers, int shards) const {
                 "microseconds\",\"events\":%" PRId64 ",\"truncated\":%s}}\n",
                 events_, truncated_ ? "true" : "false");
   text += e;
-  write_text_atomically(path, text);
+  return text;
 }
 
 }  // namespace gbasim

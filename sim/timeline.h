@@ -38,9 +38,9 @@ class Timeline {
 
   int64_t events() const { return events_; }
   bool truncated() const { return truncated_; }
-  // Writes the trace for `workers` workers and `shards` server shards (their tracks named),
-  // atomically.
-  void write(const std::string& path, int workers, int shards) const;
+  // The trace for `workers` workers and `shards` server shards (their tracks named), as a
+  // Trace Event file's text.
+  std::string text(int workers, int shards) const;
 
  private:
   // Whether an event from start to end is kept (it counts it).

@@ -35,17 +35,21 @@ std::vector<SweepAxis> parse_axes(const Json& value, const std::string& path) {
   auto fail = [&](const std::string& key, const std::string& what) {
     throw InputError(path + ": '" + key + "' " + what);
   };
-  if (!value.is_object() || value.empty())
-    fail("axes", "must be an object: spec key -> list of values");
+  if (!value.is_object()) fail("axes", "must be an object: spec key -> list of values");
+  if (value.empty()) fail("axes", "must list at least one spec key and its values");
   std::vector<SweepAxis> axes;
   for (const auto& [k, v] : value.items()) {
     if (!v.is_array() || v.empty()) fail("axes." + k, "must be a non-empty list of values");
     SweepAxis axis{k, {}};
     for (const auto& e : v) {
-      // By their text: clang finds nlohmann's == ambiguous under C++20's reversed operators.
+      // By their text (clang finds nlohmann's == ambiguous under C++20's reversed
+      // operators), numbers by their value: 1 and 1.0 are one point.
       const std::string text = e.dump();
-      if (std::any_of(axis.values.begin(), axis.values.end(),
-                      [&](const nlohmann::json& x) { return x.dump() == text; }))
+      auto same = [&](const nlohmann::json& x) {
+        if (x.is_number() && e.is_number()) return x.get<double>() == e.get<double>();
+        return x.dump() == text;
+      };
+      if (std::any_of(axis.values.begin(), axis.values.end(), same))
         fail("axes." + k, "lists the value " + text + " twice");
       axis.values.push_back(nlohmann::json(e));
     }
@@ -125,6 +129,23 @@ SweepSpec load_sweep(const std::string& path) {
   }
   if (sweep.base.empty()) fail("base", "is required");
   if (sweep.axes.empty()) fail("axes", "is required");
+  // A key set twice, or inside another one set: a point would run one value and be named
+  // after the other.
+  std::vector<std::pair<std::string, std::string>> keys;  // key, where it is set
+  for (const std::string& f : sweep.fixed) keys.emplace_back(f.substr(0, f.find('=')), "set");
+  for (const SweepAxis& a : sweep.axes) keys.emplace_back(a.key, "axes");
+  if (!sweep.seeds.empty()) keys.emplace_back("seed", "seeds");
+  for (size_t i = 0; i < keys.size(); ++i) {
+    for (size_t j = 0; j < keys.size(); ++j) {
+      const std::string &a = keys[i].first, &b = keys[j].first;
+      if (i == j || (keys[i].second == "set" && keys[j].second == "set")) continue;
+      if (a == b ? i < j : b.rfind(a + ".", 0) == 0) {
+        fail(keys[j].second == "seeds" ? "seeds" : keys[j].second + "." + b,
+             "sets what " + keys[i].second + (keys[i].second == "seeds" ? "" : "." + a) +
+                 " sets too: give each spec key in one place");
+      }
+    }
+  }
   return sweep;
 }
 

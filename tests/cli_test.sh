@@ -194,7 +194,7 @@ grep -q -- '--sizes' <<<"$help" || fail "collective --help lists no --sizes"
 grep -q 'contexts/factory' <<<"$help" && fail "collective --help prints SimGrid's configuration keys"
 help=$("$gbasim" run --help) || fail "gbasim run --help must succeed"
 grep -q 'contexts/factory' <<<"$help" && fail "run --help prints SimGrid's configuration keys"
-check_arguments_error "--sizes: '12Q' is not a size in bytes" collective --spec "$work/tiny.json" --sizes 1M,12Q --out "$work/never.json"
+check_arguments_error "--sizes: '12Q' is not a whole number of bytes" collective --spec "$work/tiny.json" --sizes 1M,12Q --out "$work/never.json"
 check_arguments_error "--op must be \"allreduce\", \"allgather\", \"alltoall\" or \"reducescatter\", not 'bcast'" collective --spec "$work/tiny.json" --op bcast --out "$work/never.json"
 # gbasim workload: every preset, its numbers, and a run of each mode timing it.
 presets=$("$gbasim" workload --list | awk '{print $1}') || fail "gbasim workload --list must succeed"
@@ -236,8 +236,11 @@ grep -q "timing the proxy model's own batch" "$work/proxy-run.err" \
   || fail "a run without a workload does not say it times the proxy's batch"
 check_arguments_error "unknown workload preset 'dlrm'" workload --preset dlrm
 check_arguments_error "give --preset NAME, or a --spec with a workload section" workload --spec "$work/tiny.json"
-check_arguments_error "give the preset once: --preset dlrm-dcnv2 and --set workload.preset=wide-deep-outbrain" \
+check_arguments_error "--list prints the presets and takes no other option" workload --list --out "$work/never.json"
+check_arguments_error "give the preset once: --preset dlrm-dcnv2, and the --set names preset 'wide-deep-outbrain'" \
   workload --preset dlrm-dcnv2 --set workload.preset=wide-deep-outbrain
+check_arguments_error "give the preset once" \
+  workload --preset dlrm-dcnv2 --set 'workload={"preset": "wide-deep-outbrain"}'
 [ ! -e "$work/never.json" ] || fail "a refused command wrote a result"
 
 # A cluster file under the spec's own cluster keys.

@@ -127,7 +127,22 @@ TEST_F(SweepFiles, BadSweepsNameTheKey) {
   EXPECT_EQ(with_slurm.slurm.options, std::vector<std::string>{"--qos=low"});
   EXPECT_EQ(with_slurm.slurm.points_per_task, 3);
   EXPECT_EQ(error_of(R"({"base": "plan_base.json", "axes": {}})"),
+            ": 'axes' must list at least one spec key and its values");
+  EXPECT_EQ(error_of(R"({"base": "plan_base.json", "axes": [1]})"),
             ": 'axes' must be an object: spec key -> list of values");
+  EXPECT_EQ(error_of(R"({"base": "plan_base.json", "axes": {"training.gba.iota": [1, 1.0]}})"),
+            ": 'axes.training.gba.iota' lists the value 1.0 twice");
+  // A key given in two places: the point would be named after one value and run the other.
+  EXPECT_EQ(error_of(R"({"base": "plan_base.json", "axes": {"seed": [2]}, "seeds": [1]})"),
+            ": 'seeds' sets what axes.seed sets too: give each spec key in one place");
+  EXPECT_EQ(error_of(R"({"base": "plan_base.json",
+                         "axes": {"training": [{"mode": "gba"}], "training.mode": ["sync"]}})"),
+            ": 'axes.training.mode' sets what axes.training sets too: give each spec key in one "
+            "place");
+  EXPECT_EQ(error_of(R"({"base": "plan_base.json", "set": {"training.mode": "gba"},
+                         "axes": {"training.mode": ["sync"]}})"),
+            ": 'axes.training.mode' sets what set.training.mode sets too: give each spec key in "
+            "one place");
   EXPECT_EQ(error_of(R"({"base": "plan_base.json", "axes": {"training.mode": []}})"),
             ": 'axes.training.mode' must be a non-empty list of values");
   EXPECT_EQ(error_of(R"({"base": "plan_base.json", "axes": {"training.mode": ["sync"]},

@@ -66,8 +66,13 @@ void validate(const StragglerConfig& c) {
   require(c.colocated_fraction >= 0.0 && c.colocated_fraction <= 1.0, "colocated_fraction",
           "must lie in [0, 1]");
   require(c.colocated_duty > 0.0 && c.colocated_duty < 1.0, "colocated_duty", "must lie in (0, 1)");
-  require(c.colocated_period_s > 0.0 && c.colocated_period_s <= 1e9, "colocated_period_s",
-          "must lie in (0, 1e9]");
+  // A tenant's phases shorter than a millisecond (a kernel's time slice) are not a co-located
+  // job's, and each costs the simulation two events.
+  const double period = c.colocated_period_s;
+  require((c.colocated_fraction > 0.0 ? period >= 1e-3 : period > 0.0) && period <= 1e9,
+          "colocated_period_s",
+          c.colocated_fraction > 0.0 ? "must lie in [1e-3, 1e9] with a colocated_fraction"
+                                     : "must lie in (0, 1e9]");
   require(c.failure_rate_per_s >= 0.0 && c.failure_rate_per_s <= 1e4, "failures.rate_per_s",
           "must lie in [0, 1e4]");
   require(c.failure_restart_s >= 0.0 && c.failure_restart_s <= 1e9, "failures.restart_s",
