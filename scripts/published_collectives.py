@@ -44,11 +44,38 @@ A100_BM_GPU4_8 = ["cluster.gpus_per_node=8", "cluster.gpu_generation=ampere", "c
                   "cluster.nic_bandwidth=1.25e10", "cluster.intra_node_bandwidth=3e11",
                   "cluster.gpu_nic_bandwidth=3.15e10"]
 QUIET = ["stragglers.transient_rate_per_s=0"]
+# The latencies the first four variants, --ops and --alltoall run with: gbasim's former
+# estimates (a 2 us hop to the NVSwitch, 1 us of PCIe to the NICs, a 10 us hop from a NIC to the
+# switch), pinned here so that those columns keep their meaning whatever the demo's platform
+# says.
+ESTIMATED = ["cluster.intra_node_latency=2e-6", "cluster.gpu_nic_latency=1e-6",
+             "cluster.nic_latency=1e-5"]
+# The last variant's latencies, from measured-latency.csv (each row's source is there). A
+# message crosses two hops of each kind, so a hop is half the measured one-way time.
+# - NVLink: NV-A100-6, osu_latency between two A100s of one OCI BM.GPU4.8 through NVSwitch,
+#   2.48 us one way, so 1.24 us a hop; no H100 measurement was found, and H100's NVSwitch
+#   takes A100's.
+# - GPU to NIC: RoCE-100-GDR (3.89 us GPU to GPU across two OCI nodes) less RoCE-100-1 (1.67 us
+#   host to host on the same network): 2.22 us for the two PCIe paths, 1.11 us each.
+# - The NICs, by fabric: InfiniBand, IB-HDR-1's 1.2 us (a 0.6 us hop; IB-NDR-1 says under 2);
+#   OCI's RoCE, RoCE-100-1's 1.67 us; AWS EFA v2 (p5), EFA-p5-1's 20.75 us; EFA v1 (p4d,
+#   p4de), EFA-c5n-1's 17.23 us (the same tool and MPI); Google's GPUDirect-TCPXO, none found,
+#   so TCP-i40e-1's 24.97 us over kernel TCP stands in.
+def measured_latencies(nic_one_way_s):
+    return ["cluster.intra_node_latency=1.24e-6", "cluster.gpu_nic_latency=1.11e-6",
+            f"cluster.nic_latency={nic_one_way_s / 2:g}"]
+
+
+IB, ROCE, EFA_V2, EFA_V1, TCP = (measured_latencies(1.2e-6), measured_latencies(1.67e-6),
+                                 measured_latencies(20.75e-6), measured_latencies(17.23e-6),
+                                 measured_latencies(24.97e-6))
 PLATFORMS = {
     "2x8 H100 (A3 Mega)": ["training.workers=16"] + H100_A3_MEGA + QUIET,
     "1x8 A100 (OCI BM.GPU4.8)": ["training.workers=8"] + A100_BM_GPU4_8 + QUIET,
     "2x8 A100 (OCI BM.GPU4.8)": ["training.workers=16"] + A100_BM_GPU4_8 + QUIET,
 }
+LATENCIES = {"2x8 H100 (A3 Mega)": TCP, "1x8 A100 (OCI BM.GPU4.8)": ROCE,
+             "2x8 A100 (OCI BM.GPU4.8)": ROCE}
 # The platforms of measured-more.csv, by source key (its comments give each one's hardware).
 # H100 SXM: NVLink 4, 4.5e11 bytes/s each way a GPU, and PCIe 5.0 x16 to the NICs, 6.3e10, as
 # above; A100 SXM4: NVLink 3, 3e11, and PCIe 4.0 x16, 3.15e10, as above. The NICs: each
@@ -84,11 +111,21 @@ MORE = {
     "AZ_NDH100V5_1N": (8, H100 + FORCE_NVLS), "STAS_A100_1N": (8, A100), "GALV_A100_1N": (8, A100 + AMD),
     "AZ_NDA100V4_1N": (8, A100 + AMD),
 }
+# Each source's network, for the measured latencies (on one node the NICs carry nothing).
+MORE_LATENCIES = {"AWS_P5_2N": EFA_V2, "AWS_P5_EKS_2N": EFA_V2, "AWS_P4DE_2N": EFA_V1,
+                  "AWS_DLAMI_P4D_2N": EFA_V1, "AWS_EKS_P4D_2N": EFA_V1, "OCI_H100_2N": ROCE}
 # gbasim's tree is a binary tree over every rank in heap order, not NCCL's (a chain in each
 # node, trees across nodes), and is left out here.
 # "nccl" is NCCL's ring or tree as its tuner picks them (sim/nccl_model.h), under CM02: LV08's
 # corrections are TCP's, and NCCL's latencies already hold the hardware's.
-VARIANTS = [("hierarchical", "LV08"), ("hierarchical", "CM02"), ("ring", "LV08"), ("nccl", "CM02")]
+# The last runs "nccl" with the measured latencies above: the model platforms/gpu-nodes.json and
+# platforms/dgx-h100.json use.
+VARIANTS = [("hierarchical", "LV08", ""), ("hierarchical", "CM02", ""), ("ring", "LV08", ""),
+            ("nccl", "CM02", ""), ("nccl", "CM02", "measured")]
+
+
+def variant_label(variant, separator=", "):
+    return separator.join(x for x in variant if x)
 
 
 # measured-ops.csv's systems: an H200 node has H100's NVLink 4 (NVIDIA's H200 datasheet).
@@ -113,7 +150,8 @@ def ops(gbasim):
         workers, sets = OPS[r["source"]]
         sets = [f"training.workers={workers}", "cluster.allreduce=nccl",
                 "cluster.network_model=CM02", f"cluster.nccl_algorithm={r['nccl_algorithm']}"] + sets
-        (busbw,), (pick,) = simulate(gbasim, sets + QUIET, [int(r["bytes"])], r["op"])
+        (busbw,), (pick,) = simulate(gbasim, sets + QUIET + ESTIMATED, [int(r["bytes"])],
+                                     r["op"])
         picks += pick == r["picked"]
         verdict = "-"
         if r["busbw_gb_s"]:
@@ -163,7 +201,7 @@ def alltoall(gbasim):
             continue
         platform = [s for s in ALLTOALL[r["source"]] if not s.startswith("cluster.gpus_per_node")]
         sets = [f"training.workers={n}", f"cluster.gpus_per_node={n // int(r['nodes'])}"]
-        sets += platform + QUIET
+        sets += platform + QUIET + ESTIMATED
         if r["time_us"]:
             measured = float(r["time_us"]) * 1e-6
         else:
@@ -213,20 +251,22 @@ def main():
     with open(os.path.join(FOLDER, name)) as f:
         rows = list(csv.DictReader(l for l in f if not l.startswith("#")))
     header = "| setup | size (B) | measured busbw (GB/s) | " + " | ".join(
-        f"gbasim {a}, {m} (GB/s)" for a, m in VARIANTS) + " | nccl's choice | within 15% |"
+        f"gbasim {variant_label(v)} (GB/s)" for v in VARIANTS) + " | nccl's choice | within 15% |"
     lines = [header, "|" + " --- |" * (5 + len(VARIANTS))]
-    platforms = PLATFORMS
+    platforms, latencies = PLATFORMS, LATENCIES
     if more:
         unknown = sorted({r["source"] for r in rows} - set(MORE))
         if unknown:
             sys.exit(f"published_collectives.py: {name}: no platform for source {unknown}")
-        platforms = {}
+        platforms, latencies = {}, {}
         for r in rows:
             workers, sets = MORE[r["source"]]
             platforms.setdefault((r["setup"], r["source"]),
                                  [f"training.workers={workers}"] + sets + QUIET)
+            latencies[(r["setup"], r["source"])] = MORE_LATENCIES.get(r["source"], IB)
     agree = {v: 0 for v in VARIANTS}
     for setup, platform in platforms.items():
+        key = setup
         if more:
             mine = [r for r in rows if (r["setup"], r["source"]) == setup]
             setup = f"{setup[0]} [{setup[1]}]"
@@ -234,21 +274,22 @@ def main():
             mine = [r for r in rows if r["setup"] == setup]
         sizes = [int(r["bytes"]) for r in mine]
         simulated = {v: simulate(gbasim, platform + [f"cluster.allreduce={v[0]}",
-                                                     f"cluster.network_model={v[1]}"], sizes)
+                                                     f"cluster.network_model={v[1]}"] +
+                                 (latencies[key] if v[2] else ESTIMATED), sizes)
                      for v in VARIANTS}
         for i, r in enumerate(mine):
             measured = float(r["busbw_gb_s"])
             values = [simulated[v][0][i] for v in VARIANTS]
-            close = [f"{a} {m}" for (a, m), x in zip(VARIANTS, values)
+            close = [variant_label(v, " ") for v, x in zip(VARIANTS, values)
                      if abs(x - measured) <= TOLERANCE * measured]
             for v, x in zip(VARIANTS, values):
                 agree[v] += abs(x - measured) <= TOLERANCE * measured
             lines.append(f"| {setup} | {r['bytes']} | {measured:.2f} | " +
                          " | ".join(f"{x:.2f}" for x in values) +
-                         f" | {simulated[('nccl', 'CM02')][1][i]}" +
+                         f" | {simulated[('nccl', 'CM02', '')][1][i]}" +
                          f" | {', '.join(close) if close else 'no'} |")
     table = "\n".join(lines) + "\n\nWithin 15%, of " + str(len(rows)) + ": " + ", ".join(
-        f"{a} {m} {agree[(a, m)]}" for a, m in VARIANTS) + ".\n"
+        f"{variant_label(v, ' ')} {agree[v]}" for v in VARIANTS) + ".\n"
     write_text(os.path.join(FOLDER, "table-more.md" if more else "table.md"), table)
     print(table)
 

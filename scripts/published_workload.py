@@ -35,7 +35,8 @@ PUBLISHED = [
 # XE9680x8A100-SXM-80GB/dlrm_dcnv2/): NVLink 3 through NVSwitch, 600 GB/s both ways a GPU
 # (3e11 bytes/s each way), PCIe 4.0 x16 to the NICs (31.5 GB/s).
 A100 = ("1 x 8 A100 (Dell XE9680)", 1, 55296, 7.73e6, 6.39e6)
-A100_SETS = ["cluster.intra_node_bandwidth=3e11", "cluster.gpu_nic_bandwidth=3.15e10"]
+A100_SETS = ["cluster.intra_node_bandwidth=3e11", "cluster.gpu_nic_bandwidth=3.15e10",
+             "cluster.gpu_generation=ampere"]
 # Dense tensor peaks (NVIDIA's datasheets): H100 SXM 989.5 TFLOP/s, A100 SXM 312 TFLOP/s (FP16).
 PEAK_H100, PEAK_A100 = 989.5e12, 312e12
 # NVIDIA's submissions train in mixed precision (config_DGXH100_*.sh: USE_MIXED_PRECISION=true):
