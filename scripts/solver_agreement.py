@@ -32,13 +32,17 @@ import time
 STALENESS_TOLERANCE = 0.05
 STALENESS_FLOOR = 0.05  # steps: below this in both, staleness agrees
 
+# Every cluster runs LV08 with the former latency estimates, as results/network-solvers/ was
+# made, whatever platforms/gpu-nodes.json now says (CM02, NCCL's algorithms, measured latencies).
+FORMER = ["cluster.network_model=LV08", "cluster.intra_node_latency=2e-6",
+          "cluster.gpu_nic_latency=1e-6", "cluster.nic_latency=1e-5"]
 CLUSTERS = {
-    "star": ["cluster.gpus_per_node=1", "cluster.nics_per_node=1", "cluster.allreduce=ring",
-             "cluster.embedding_exchange=all_gather"],
-    "gpu-nodes": [],  # the demo spec's own: platforms/gpu-nodes.json
-    "fat-tree-2:1": ["cluster.gpus_per_node=1", "cluster.nics_per_node=1",
-                     "cluster.allreduce=ring", "cluster.embedding_exchange=all_gather",
-                     "cluster.topology=fat_tree", "cluster.fat_tree.oversubscription=2"],
+    "star": FORMER + ["cluster.gpus_per_node=1", "cluster.nics_per_node=1",
+                      "cluster.allreduce=ring", "cluster.embedding_exchange=all_gather"],
+    "gpu-nodes": FORMER + ["cluster.allreduce=hierarchical"],  # platforms/gpu-nodes.json's nodes
+    "fat-tree-2:1": FORMER + ["cluster.gpus_per_node=1", "cluster.nics_per_node=1",
+                              "cluster.allreduce=ring", "cluster.embedding_exchange=all_gather",
+                              "cluster.topology=fat_tree", "cluster.fat_tree.oversubscription=2"],
 }
 MODES = ["sync", "gba", "async", "ssp", "backup"]
 
