@@ -26,8 +26,8 @@ CLUSTERS = {
     "1-hosts":
         "16 GPU hosts on a switch (a 25 Gb/s NIC each), ring all-reduce, ring all-gather of the rows",
     "2-nodes-all-gather":
-        "2 GPU nodes of 8 (NVLink, 2 x 25 Gb/s NICs a node), hierarchical all-reduce, ring all-gather",
-    "3-nodes-all-to-all": "the default: 2 GPU nodes of 8, hierarchical all-reduce, embedding all-to-all",
+        "2 GPU nodes of 8 (NVLink, 2 x 25 Gb/s NICs a node), NCCL's all-reduce, ring all-gather",
+    "3-nodes-all-to-all": "the default: 2 GPU nodes of 8, NCCL's all-reduce, embedding all-to-all",
 }
 
 
