@@ -111,9 +111,15 @@ MORE = {
     "AZ_NDH100V5_1N": (8, H100 + FORCE_NVLS), "STAS_A100_1N": (8, A100), "GALV_A100_1N": (8, A100 + AMD),
     "AZ_NDA100V4_1N": (8, A100 + AMD),
 }
-# Each source's network, for the measured latencies (on one node the NICs carry nothing).
+# Each source's network, for the measured latencies (the 400 Gb/s clusters of nccl-tests issue
+# 309 are InfiniBand; on one node the NICs carry nothing, and InfiniBand's stands).
 MORE_LATENCIES = {"AWS_P5_2N": EFA_V2, "AWS_P5_EKS_2N": EFA_V2, "AWS_P4DE_2N": EFA_V1,
-                  "AWS_DLAMI_P4D_2N": EFA_V1, "AWS_EKS_P4D_2N": EFA_V1, "OCI_H100_2N": ROCE}
+                  "AWS_DLAMI_P4D_2N": EFA_V1, "AWS_EKS_P4D_2N": EFA_V1, "OCI_H100_2N": ROCE,
+                  "NCT309_2N": IB, "NCT309_4N": IB, "NCT309_GJ_2N": IB, "NCT309_GJ_4N": IB,
+                  "NCT309_GJ_8N": IB, "NCT309_GJ_8N_TUNED": IB, "NCT309_GJ_2N_RING": IB,
+                  "NCT290_1N": IB, "AZ_NDH100V5_1N": IB, "STAS_A100_1N": IB,
+                  "GALV_A100_1N": IB, "AZ_NDA100V4_1N": IB}
+assert set(MORE_LATENCIES) == set(MORE), "every source of MORE needs its network"
 # gbasim's tree is a binary tree over every rank in heap order, not NCCL's (a chain in each
 # node, trees across nodes), and is left out here.
 # "nccl" is NCCL's ring or tree as its tuner picks them (sim/nccl_model.h), under CM02: LV08's
@@ -263,7 +269,7 @@ def main():
             workers, sets = MORE[r["source"]]
             platforms.setdefault((r["setup"], r["source"]),
                                  [f"training.workers={workers}"] + sets + QUIET)
-            latencies[(r["setup"], r["source"])] = MORE_LATENCIES.get(r["source"], IB)
+            latencies[(r["setup"], r["source"])] = MORE_LATENCIES[r["source"]]
     agree = {v: 0 for v in VARIANTS}
     for setup, platform in platforms.items():
         key = setup
