@@ -236,6 +236,20 @@ def alltoall(gbasim):
     print(table)
 
 
+def within_reach(rows, inputs):
+    """How many measured points a model could be within TOLERANCE of at best, if it gives one
+    number for each platform (the inputs the script passes) and size. Points of several sources
+    with the same inputs and size can be reached together only where their 15% bands overlap."""
+    groups = {}
+    for r in rows:
+        groups.setdefault((tuple(inputs(r)), int(r["bytes"])), []).append(float(r["busbw_gb_s"]))
+    reach = 0
+    for measured in groups.values():
+        bands = [(m * (1 - TOLERANCE), m * (1 + TOLERANCE)) for m in measured]
+        reach += max(sum(lo <= x <= hi for lo, hi in bands) for x, _ in bands)
+    return reach
+
+
 def main():
     modes = ("--more", "--ops", "--alltoall")
     if any(a in ("-h", "--help") for a in sys.argv[1:]):
@@ -296,6 +310,11 @@ def main():
                          f" | {', '.join(close) if close else 'no'} |")
     table = "\n".join(lines) + "\n\nWithin 15%, of " + str(len(rows)) + ": " + ", ".join(
         f"{variant_label(v, ' ')} {agree[v]}" for v in VARIANTS) + ".\n"
+    inputs = {setup: platforms[setup] + latencies[setup] for setup in platforms}
+    reach = within_reach(rows, lambda r: inputs[(r["setup"], r["source"]) if more else r["setup"]])
+    table += (f"\nAt most {reach} of {len(rows)} are within reach of any model: where sources "
+              "with the same platform disagree by more than 15% at a size, one number cannot "
+              "be within 15% of all of them.\n")
     write_text(os.path.join(FOLDER, "table-more.md" if more else "table.md"), table)
     print(table)
 
