@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
 
 namespace gbasim {
@@ -247,13 +248,17 @@ void Collectives::all_reduce(int w, double bytes) {
 }
 
 void Collectives::tree_all_reduce(int w, double bytes) {
-  constexpr int kWindow = 8;  // chunks a rank can take in ahead of its work (NCCL's 8 steps)
+  // A rank takes in up to 8 chunks ahead of its work and has up to 8 chunks on their way to
+  // each tree's next ranks, as NCCL's 8 steps of buffer do: it sends a chunk once one of the
+  // 8 before it has landed. (Without the sender's window, a leaf put all of its chunks on its
+  // link at once.)
+  constexpr int kWindow = 8;
   const int chunks = tree_chunks(bytes);
   const double chunk = bytes / 2.0 / chunks;
   static int token = 0;    // every chunk's payload: the receivers only count them
   void* landed = nullptr;  // where the chunks land; nobody reads them
   Network& network = cluster_.network();
-  std::vector<Transfer> sends;
+  std::vector<Transfer> sends;               // still on their way when a phase ends
   for (int phase = 0; phase < 2; ++phase) {  // the reduce up, then the broadcast down
     // Tree t: the mailboxes w takes its chunks from, and those it sends them to.
     std::vector<Box*> from[2], to[2];
@@ -272,9 +277,11 @@ void Collectives::tree_all_reduce(int w, double bytes) {
       }
     }
     // receives[t][c]: chunk c's pieces from tree t, each tree's posted up to kWindow chunks
-    // ahead of the one it works on. The trees go on independently, so that a rank waiting in
-    // one does not hold up the other.
+    // ahead of the one it works on; flying[t]: the chunks sent on tree t that have not all
+    // landed, oldest first. The trees go on independently, so that a rank waiting in one does
+    // not hold up the other.
     std::vector<std::vector<Transfer>> receives[2];
+    std::deque<std::vector<Transfer>> flying[2];
     int next[2] = {0, 0};
     auto post_window = [&](int t) {
       while (static_cast<int>(receives[t].size()) < std::min(chunks, next[t] + kWindow)) {
@@ -283,25 +290,43 @@ void Collectives::tree_all_reduce(int w, double bytes) {
       }
     };
     while (true) {
+      // What w waits on: each tree's current chunk, and its oldest chunk sent where its
+      // window is full. owner[i]: the list pending[i] came from.
       std::vector<Transfer> pending;
-      size_t first = 0;
+      std::vector<std::vector<Transfer>*> owner;
       for (int t = 0; t < 2; ++t) {
         post_window(t);
-        while (next[t] < chunks && receives[t][next[t]].empty()) {
-          for (Box* box : to[t]) sends.push_back(box->put_async(&token, chunk));
+        while (next[t] < chunks && receives[t][next[t]].empty() &&
+               static_cast<int>(flying[t].size()) < kWindow) {
+          flying[t].emplace_back();
+          for (Box* box : to[t]) flying[t].back().push_back(box->put_async(&token, chunk));
+          if (flying[t].back().empty()) flying[t].pop_back();  // the root sends nothing up
           ++next[t];
           post_window(t);
         }
-        if (next[t] < chunks) {
-          auto& current = receives[t][next[t]];
-          pending.insert(pending.end(), current.begin(), current.end());
+        std::vector<Transfer>* lists[2] = {
+            next[t] < chunks ? &receives[t][next[t]] : nullptr,
+            static_cast<int>(flying[t].size()) == kWindow ? &flying[t].front() : nullptr};
+        for (auto* list : lists) {
+          if (list == nullptr) continue;
+          for (const Transfer& transfer : *list) {
+            pending.push_back(transfer);
+            owner.push_back(list);
+          }
         }
-        if (t == 0) first = pending.size();
       }
       if (pending.empty()) break;  // both trees through every chunk
       const size_t done = network.wait_any(pending);
-      auto& list = done < first ? receives[0][next[0]] : receives[1][next[1]];
-      list.erase(list.begin() + static_cast<long>(done < first ? done : done - first));
+      std::vector<Transfer>& list = *owner[done];
+      const size_t first =
+          static_cast<size_t>(std::find(owner.begin(), owner.end(), owner[done]) - owner.begin());
+      list.erase(list.begin() + static_cast<long>(done - first));
+      for (auto& tree : flying) {
+        while (!tree.empty() && tree.front().empty()) tree.pop_front();
+      }
+    }
+    for (auto& tree : flying) {
+      for (auto& sent : tree) sends.insert(sends.end(), sent.begin(), sent.end());
     }
   }
   network.wait_all(sends);

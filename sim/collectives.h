@@ -12,7 +12,8 @@
 //   inner in one is a leaf in the other; each carries half of the size, in chunks of
 //   cluster.tree_chunk_bytes: a rank takes each chunk from its children, then sends it to its
 //   parent (a reduce), then takes it from its parent and sends it to its children (a
-//   broadcast), the chunks one after another, so that chunks pipeline up and down the trees;
+//   broadcast), the chunks one after another, so that chunks pipeline up and down the trees,
+//   up to 8 of them taken in ahead and 8 on their way to the next ranks (NCCL's 8 steps);
 //   always a message a chunk and edge (no aggregate model).
 // - "nccl", NCCL's ring or tree, the algorithm and protocol picked by NCCL's tuner model
 //   (sim/nccl_model.h) from their latencies and the platform's bandwidth: NCCL pipelines a
