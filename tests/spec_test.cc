@@ -79,6 +79,26 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(Spec, TheSmallSpecIsRead) { EXPECT_EQ(refusal(Json::object()), ""); }
 
+// JSON has one kind of number: a key that takes an integer takes a whole number written as a
+// float, in a value or a list; a number that is not whole is still refused.
+TEST(Spec, WholeNumbersWrittenAsFloatsAreIntegers) {
+  const ExperimentSpec spec =
+      parse_spec(small(Json::parse(R"({"training": {"workers": 4.0}, "budget": {"max_samples": 2e3},
+                            "cluster": {"topology": "torus", "torus": {"dimensions": [3.0, 2]}}})")),
+                 "spec.json");
+  EXPECT_EQ(spec.training.num_workers, 4);
+  EXPECT_EQ(spec.budget.max_samples, 2000);
+  EXPECT_EQ(spec.cluster.torus.dimensions, (std::vector<int>{3, 2}));
+  EXPECT_EQ(spec_to_json(spec)["training"]["workers"].dump(), "4");
+  EXPECT_EQ(refusal(Json::parse(R"({"training": {"workers": 4.5}})")),
+            "spec.json: 'training.workers' must be an integer");
+  EXPECT_EQ(refusal(Json::parse(R"({"cluster": {"topology": "torus",
+                                                "torus": {"dimensions": [2.5, 2]}}})")),
+            "spec.json: 'cluster.torus.dimensions' must be a list of integers");
+  EXPECT_EQ(refusal(Json::parse(R"({"training": {"workers": 1e30}})")),
+            "spec.json: 'training.workers' must be an integer");
+}
+
 TEST(Spec, ASpecWrittenBackReadsTheSame) {
   const ExperimentSpec spec = parse_spec(small(Json::parse(
                                              R"({"training": {"mode": "gba"},

@@ -206,6 +206,12 @@ TEST(WorkloadSpec, BadValuesNameTheirKey) {
                "workload.local_batch");
   expect_error({{"workload", {{"preset", "dlrm-dcnv2"}, {"local_batch", 1e12}}}},
                "workload.local_batch");
+  expect_error({{"workload", {{"preset", "dlrm-dcnv2"}, {"local_batch", 2048.5}}}},
+               "workload.local_batch");
+  // A whole number written as a float is that integer.
+  EXPECT_EQ(parse({{"workload", {{"preset", "dlrm-dcnv2"}, {"local_batch", 2.048e3}}}})
+                .workload->local_batch,
+            2048);
   // Tables alone give no flops to time.
   expect_error({{"workload", {{"tables", {{{"rows", 10}, {"dim", 8}}}}}}}, "workload");
   expect_error({{"workload", {{"tables", {{{"rows", 10}, {"colour", 1}}}}}}},
