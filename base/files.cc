@@ -253,4 +253,14 @@ void write_texts_atomically(const std::vector<std::pair<std::string, std::string
   for (const Staged& s : staged) commit(s);
 }
 
+std::FILE* table_stream(const std::string& path) {
+  struct stat out {
+  }, given{};
+  if (path.empty() || ::fstat(STDOUT_FILENO, &out) != 0 || ::stat(path.c_str(), &given) != 0)
+    return stdout;
+  // A terminal or /dev/null shows or drops both alike.
+  const bool same = out.st_dev == given.st_dev && out.st_ino == given.st_ino;
+  return same && !S_ISCHR(out.st_mode) ? stderr : stdout;
+}
+
 }  // namespace gbasim

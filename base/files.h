@@ -1,6 +1,7 @@
 // Files: opened to read with a clear error, written whole or not at all.
 #pragma once
 
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <utility>
@@ -34,6 +35,11 @@ void write_texts_atomically(const std::vector<std::pair<std::string, std::string
 // without writing: not a folder or a device it would refuse, and the nearest existing folder
 // on its way takes new files. `what` names the output in the error ("result", "fragment").
 void check_output_file(const std::string& path, const std::string& what);
+
+// Where a command prints its table: standard error when `path` (its --out) is standard output
+// itself, a pipe or a file (--out /dev/stdout | jq), so that it holds the JSON alone; standard
+// output otherwise (a terminal or /dev/null shows or drops both alike).
+std::FILE* table_stream(const std::string& path);
 
 // The same for an output folder: a folder, or one that can be made.
 void check_output_folder(const std::string& path, const std::string& what);

@@ -85,8 +85,10 @@ int run_collective(int argc, char** argv) {
       "sizes", po::value(&sizes_text)->value_name("LIST"),
       "whole sizes in bytes, comma-separated, with K, M, G for powers of 1024: a rank's buffer "
       "(allreduce, alltoall, reducescatter) or the gathered buffer (allgather); default "
-      "1K,64K,1M,16M,128M")("out", po::value(&out_path)->value_name("FILE"),
-                            "also write the table as JSON");
+      "1K,64K,1M,16M,128M")(
+      "out", po::value(&out_path)->value_name("FILE"),
+      "also write the table as JSON (with /dev/stdout, the table itself goes to "
+      "standard error)");
   po::variables_map vm;
   if (!parse_options(started.args, desc, vm)) return 0;
   if (spec_path.empty()) throw po::error("--spec FILE is required");
@@ -108,17 +110,18 @@ int run_collective(int argc, char** argv) {
   const std::vector<CollectiveTiming> timings = time_collectives(spec, op, sizes);
   const int n = spec.training.num_workers;
   const double factor = bus_factor(op, n);
-  std::printf("# %s on %d ranks (%s, %s ring model, %d per node)\n", collective_name(op).c_str(), n,
-              allreduce_name(spec.cluster.allreduce).c_str(),
-              ring_model_name(spec.cluster.ring_model).c_str(),
-              spec.cluster.gpu_node.gpus_per_node);
-  std::printf("%14s %14s %14s %14s  %s\n", "size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
-              "algorithm");
+  std::FILE* const to = out_path.empty() ? stdout : table_stream(out_path);
+  std::fprintf(to, "# %s on %d ranks (%s, %s ring model, %d per node)\n",
+               collective_name(op).c_str(), n, allreduce_name(spec.cluster.allreduce).c_str(),
+               ring_model_name(spec.cluster.ring_model).c_str(),
+               spec.cluster.gpu_node.gpus_per_node);
+  std::fprintf(to, "%14s %14s %14s %14s  %s\n", "size (B)", "time (us)", "algbw (GB/s)",
+               "busbw (GB/s)", "algorithm");
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const CollectiveTiming& t : timings) {
     const double algbw = t.bytes / t.time_s / 1e9;
-    std::printf("%14.0f %14.2f %14.3f %14.3f  %s\n", t.bytes, t.time_s * 1e6, algbw, algbw * factor,
-                t.algorithm.c_str());
+    std::fprintf(to, "%14.0f %14.2f %14.3f %14.3f  %s\n", t.bytes, t.time_s * 1e6, algbw,
+                 algbw * factor, t.algorithm.c_str());
     rows.push_back({{"bytes", t.bytes},
                     {"time_s", t.time_s},
                     {"algbw_gb_s", algbw},

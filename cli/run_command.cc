@@ -46,8 +46,9 @@ po::options_description run_options(RunOptions& o) {
       "set", po::value(&o.overrides)->composing()->value_name("KEY=VALUE"),
       "override a spec key, e.g. --set training.mode=gba --set training.workers=8 (repeatable)")(
       "out", po::value(&o.out_path)->value_name("FILE"),
-      "result JSON (default: out/run-<mode>.json)")("quiet,q", po::bool_switch(&o.quiet),
-                                                    "no progress lines on standard error")(
+      "result JSON (default: out/run-<mode>.json); with /dev/stdout, the summary table goes to "
+      "standard error")("quiet,q", po::bool_switch(&o.quiet),
+                        "no progress lines on standard error")(
       "profile", po::bool_switch(&o.profile),
       "also print where the engine's wall time went: the model's math, evaluation and the "
       "simulator itself, and the messages a second (bench/sim_bench.sh reads it)")(
@@ -122,7 +123,7 @@ int run_run(int argc, char** argv) {
   else
     write_json_atomically(o.out_path, result);
   print_result_notes(spec, result);
-  print_summary_table(mode, result);
+  print_summary_table(mode, result, table_stream(o.out_path));
   if (o.profile) print_profile(cost);
   if (!o.quiet) {
     std::cerr << "gbasim run: target AUC " << spec.evaluation.target_auc << "; wall "

@@ -93,7 +93,8 @@ void print_result_notes(const ExperimentSpec& spec, const nlohmann::ordered_json
   }
 }
 
-void print_summary_table(const std::string& mode, const nlohmann::ordered_json& result) {
+void print_summary_table(const std::string& mode, const nlohmann::ordered_json& result,
+                         std::FILE* to) {
   const auto& s = result["summary"];
   char time_to_auc[32] = "not reached";
   if (!s["time_to_auc"].is_null())
@@ -101,13 +102,13 @@ void print_summary_table(const std::string& mode, const nlohmann::ordered_json& 
   char final_auc[32] = "-";
   if (s["final_auc"].is_number() && std::isfinite(s["final_auc"].get<double>()))
     std::snprintf(final_auc, sizeof final_auc, "%.4f", s["final_auc"].get<double>());
-  std::printf("%-8s %-16s %-10s %-12s %-14s %-10s %s\n", "mode", "time-to-AUC", "final AUC",
-              "global steps", "mean staleness", "dropped", "simulated time");
-  std::printf("%-8s %-16s %-10s %-12lld %-14.3f %-10lld %.3f s\n", mode.c_str(), time_to_auc,
-              final_auc, static_cast<long long>(s["global_steps"].get<int64_t>()),
-              s["mean_staleness"].get<double>(),
-              static_cast<long long>(s["gradients"]["dropped"].get<int64_t>()),
-              s["simulated_time"].get<double>());
+  std::fprintf(to, "%-8s %-16s %-10s %-12s %-14s %-10s %s\n", "mode", "time-to-AUC", "final AUC",
+               "global steps", "mean staleness", "dropped", "simulated time");
+  std::fprintf(to, "%-8s %-16s %-10s %-12lld %-14.3f %-10lld %.3f s\n", mode.c_str(), time_to_auc,
+               final_auc, static_cast<long long>(s["global_steps"].get<int64_t>()),
+               s["mean_staleness"].get<double>(),
+               static_cast<long long>(s["gradients"]["dropped"].get<int64_t>()),
+               s["simulated_time"].get<double>());
 }
 
 void print_profile(const SimulationCost& cost) {

@@ -44,9 +44,10 @@ class ProgressLines {
 // than it has, a run that did not complete.
 void print_result_notes(const ExperimentSpec& spec, const nlohmann::ordered_json& result);
 
-// On standard output, the result's summary as a two-line table (mode, time-to-AUC, final AUC,
-// global steps, mean staleness, dropped, simulated time).
-void print_summary_table(const std::string& mode, const nlohmann::ordered_json& result);
+// On `to` (standard output, or table_stream's choice), the result's summary as a two-line table
+// (mode, time-to-AUC, final AUC, global steps, mean staleness, dropped, simulated time).
+void print_summary_table(const std::string& mode, const nlohmann::ordered_json& result,
+                         std::FILE* to = stdout);
 
 // On standard error, where the engine's wall time went (--profile). Wall-clock costs stay out of
 // the result, which must not depend on the machine.

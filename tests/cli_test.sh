@@ -196,6 +196,15 @@ help=$("$gbasim" run --help) || fail "gbasim run --help must succeed"
 grep -q 'contexts/factory' <<<"$help" && fail "run --help prints SimGrid's configuration keys"
 check_arguments_error "--sizes: '12Q' is not a whole number of bytes" collective --spec "$work/tiny.json" --sizes 1M,12Q --out "$work/never.json"
 check_arguments_error "--op must be \"allreduce\", \"allgather\", \"alltoall\" or \"reducescatter\", not 'bcast'" collective --spec "$work/tiny.json" --op bcast --out "$work/never.json"
+# --out /dev/stdout: standard output holds the JSON alone, the table goes to standard error.
+for cmd in "run --spec $work/tiny.json -q" "collective --spec $work/tiny.json --sizes 1M"; do
+  # shellcheck disable=SC2086  # the command's words
+  "$gbasim" $cmd --out /dev/stdout >"$work/stdout.json" 2>"$work/stdout.err" \
+    || fail "$cmd --out /dev/stdout must succeed"
+  /usr/bin/python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$work/stdout.json" \
+    || fail "$cmd --out /dev/stdout: standard output is not JSON alone: $(head -c 300 "$work/stdout.json")"
+  grep -q "time" "$work/stdout.err" || fail "$cmd --out /dev/stdout: no table on standard error"
+done
 # gbasim workload: every preset, its numbers, and a run of each mode timing it.
 presets=$("$gbasim" workload --list | awk '{print $1}') || fail "gbasim workload --list must succeed"
 [ "$(wc -w <<<"$presets")" -ge 2 ] || fail "gbasim workload --list names fewer than two presets: $presets"
