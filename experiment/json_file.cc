@@ -1,5 +1,7 @@
 #include "experiment/json_file.h"
 
+#include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -86,6 +88,23 @@ std::string read_json_text(const std::string& path, const std::string& what) {
   check_json_depth(text, path);
   check_unique_keys(text, path);
   return text;
+}
+
+nlohmann::json whole_numbers(const nlohmann::json& j) {
+  if (j.is_number_float()) {
+    const double v = j.get<double>();
+    if (std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < 9.2e18) {
+      return v >= 0 ? nlohmann::json(static_cast<uint64_t>(v))
+                    : nlohmann::json(static_cast<int64_t>(v));
+    }
+    return j;
+  }
+  if (j.is_array() || j.is_object()) {
+    nlohmann::json out = j;
+    for (auto& e : out) e = whole_numbers(e);
+    return out;
+  }
+  return j;
 }
 
 }  // namespace gbasim

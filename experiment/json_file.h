@@ -28,6 +28,11 @@ nlohmann::json parse_json_or_discarded(std::string_view text);
 // object: JSON parsers keep only the last, so the first would be dropped without a word.
 void check_unique_keys(std::string_view text, const std::string& source);
 
+// `j` with every whole number written as a float (2e6, 16.0) made an integer, in a value or a
+// list or object of them, nested: JSON has one kind of number, and a key that takes an integer
+// takes 2e6 as 2000000. A float that is not whole, or beyond 2^63, stays as it is.
+nlohmann::json whole_numbers(const nlohmann::json& j);
+
 // A file's whole text, opened with open_input's errors (naming it `what`) and checked for
 // depth and for keys given twice.
 std::string read_json_text(const std::string& path, const std::string& what);

@@ -284,25 +284,6 @@ bool has_type(const Json& j) {
   }
 }
 
-// `j` with every whole number written as a float (2e6, 16.0) made an integer, in a value or a
-// list or object of them, nested: JSON has one kind of number, and a key that takes an integer
-// takes 2e6 as 2000000. A float that is not whole, or beyond 2^63, stays as it is (and is refused).
-Json whole_numbers(const Json& j) {
-  if (j.is_number_float()) {
-    const double v = j.get<double>();
-    if (std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < 9.2e18) {
-      return v >= 0 ? Json(static_cast<uint64_t>(v)) : Json(static_cast<int64_t>(v));
-    }
-    return j;
-  }
-  if (j.is_array() || j.is_object()) {
-    Json out = j;
-    for (auto& e : out) e = whole_numbers(e);
-    return out;
-  }
-  return j;
-}
-
 // Whether every number in `j` (a value, or a list of them, nested) is finite: a JSON number
 // too large for a double reads as infinity.
 bool finite(const Json& j) {

@@ -5,6 +5,7 @@
 
 #include "base/enum_names.h"
 #include "base/error.h"
+#include "experiment/json_file.h"
 
 namespace gbasim {
 
@@ -201,13 +202,7 @@ double number(const Json& j, const std::string& source, const std::string& key, 
 
 int64_t integer(const Json& written, const std::string& source, const std::string& key, int64_t lo,
                 int64_t hi) {
-  // JSON has one kind of number: a whole one written as a float (1e7, 16.0) is that integer.
-  Json j = written;
-  if (j.is_number_float()) {
-    const double v = j.get<double>();
-    if (std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < 9.2e18)
-      j = static_cast<int64_t>(v);
-  }
+  const Json j = whole_numbers(written);  // 1e7 and 16.0 are integers
   if (!j.is_number_integer()) {
     fail(source, key,
          "must be an integer between " + std::to_string(lo) + " and " + std::to_string(hi) +
