@@ -254,8 +254,8 @@ void write_texts_atomically(const std::vector<std::pair<std::string, std::string
 }
 
 std::FILE* table_stream(const std::string& path) {
-  struct stat out {
-  }, given{};
+  struct stat out = {};
+  struct stat given = {};
   if (path.empty() || ::fstat(STDOUT_FILENO, &out) != 0 || ::stat(path.c_str(), &given) != 0)
     return stdout;
   // A terminal or /dev/null shows or drops both alike.
