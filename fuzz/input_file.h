@@ -1,18 +1,28 @@
-// A fuzzer's input as a file, for the readers that take a path: one file a process, rewritten
-// for every input.
+// A fuzzer's input as a file, for the readers that take a path: one file a process in the
+// temporary folder ($TMPDIR, else /tmp), rewritten for every input and removed when the
+// process exits normally (libFuzzer's end of -max_total_time or -runs).
 #pragma once
 
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
 namespace gbasim::fuzz {
 
+struct InputFile {
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("gbasim-fuzz-" + std::to_string(getpid()) + ".input"))
+                         .string();
+  ~InputFile() { std::remove(path.c_str()); }
+};
+
 inline const std::string& input_path() {
-  static const std::string path = "/tmp/gbasim-fuzz-" + std::to_string(getpid()) + ".input";
-  return path;
+  static const InputFile file;
+  return file.path;
 }
 
 inline const std::string& write_input(const uint8_t* data, size_t size) {
