@@ -2,8 +2,9 @@
 """Where a step's time goes before any straggler: the table of results/cluster-model/. Its three
 sweeps (FOLDER/sweeps/*.json, run by `scripts/reproduce.sh cluster-model` into FOLDER/runs/) run every
 mode of the demo experiment on a straggler-free cluster (no persistent slowdowns, no noise, no
-episodes), timing-only, for 100 global steps of G = 4096 samples, on one cluster each, over seeds
-1 to 5 (a seed changes the data order, hence the rows each batch moves). Per mode: the simulated
+episodes), timing-only, for one epoch of the demo's data (489 global steps of G = 4096
+samples), on one cluster each, over seeds 1 to 5 (a seed changes the data order, hence the rows
+each batch moves). Per mode: the simulated
 time, and a worker's mean step split into compute, communication (ring, pulls and pushes) and
 waiting (for admission: the step barrier in sync, the token in the server modes); "other" is the
 rest (the worker's optimizer work in sync). Each is the mean over the seeds with its 95% interval
