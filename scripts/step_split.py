@@ -4,11 +4,10 @@ sweeps (FOLDER/sweeps/*.json, run by `scripts/reproduce.sh cluster-model` into F
 mode of the demo experiment on a straggler-free cluster (no persistent slowdowns, no noise, no
 episodes), timing-only, for one epoch of the demo's data (489 global steps of G = 4096
 samples), on one cluster each, over seeds 1 to 5 (a seed changes the data order, hence the rows
-each batch moves). Per mode: the simulated
-time, and a worker's mean step split into compute, communication (ring, pulls and pushes) and
-waiting (for admission: the step barrier in sync, the token in the server modes); "other" is the
-rest (the worker's optimizer work in sync). Each is the mean over the seeds with its 95% interval
-(scipy's, through scripts/outputs.py).
+each batch moves). Per mode: the simulated time, and a worker's mean step split into compute,
+communication (ring, pulls and pushes) and waiting (for admission: the step barrier in sync, the
+token in the server modes); "other" is the rest (the worker's optimizer work in sync). Each is the
+mean over the seeds with its 95% interval (scipy's, through scripts/outputs.py).
 
 Usage: scripts/step_split.py [FOLDER]   (default results/cluster-model). Reads the sweeps' points;
 writes FOLDER/table.md and FOLDER/split.json. `bash scripts/reproduce.sh cluster-model` runs the
