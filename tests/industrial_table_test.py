@@ -1,0 +1,54 @@
+#!/usr/bin/python3
+"""scripts/industrial_table.py's time-to-AUC rows against numbers worked out by hand, from a
+learning sweep of two paired seeds: GBA's speed-up to the target (sync's time over GBA's, paired
+by seed), the final-AUC gap, and each mode's step over the epoch (simulated time over global
+steps) with GBA's paired speed-up a step.
+
+Usage: industrial_table_test.py SCRIPTS_DIR"""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+FIELDS = ["point", "seed", "stragglers.persistent_slowdown", "training.mode", "status",
+          "time_to_auc_s", "target_auc", "final_auc", "simulated_time_s", "global_steps"]
+# seed 1: sync 0.2 s a step, GBA 0.5; seed 2: sync 0.3, GBA 0.3 (200 steps of 60 s).
+ROWS = [["sync-1", 1, 1, "sync", "done", 10, 0.75, 0.7650, 20, 100],
+        ["sync-2", 2, 1, "sync", "done", 12, 0.75, 0.7660, 30, 100],
+        ["gba-1", 1, 1, "gba", "done", 40, 0.75, 0.7600, 50, 100],
+        ["gba-2", 2, 1, "gba", "done", 60, 0.75, 0.7590, 60, 200]]
+EXPECTED = {"seeds": 2, "both_reached": 2,
+            "speedup": (10 / 40 + 12 / 60) / 2,             # 0.225
+            "final_auc_gap": ((0.7600 - 0.7650) + (0.7590 - 0.7660)) / 2,  # -0.006
+            "step_speedup": (0.2 / 0.5 + 0.3 / 0.3) / 2}    # 0.7
+
+failures = []
+with tempfile.TemporaryDirectory() as folder:
+    os.makedirs(os.path.join(folder, "runs", "auc-256"))
+    with open(os.path.join(folder, "runs", "auc-256", "summary.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(FIELDS)
+        w.writerows(ROWS)
+    run = subprocess.run([sys.executable, os.path.join(sys.argv[1], "industrial_table.py"), folder],
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(f"FAIL industrial_table.py exited {run.returncode}: {run.stderr}")
+    rows = json.load(open(os.path.join(folder, "summary.json")))["time_to_auc"]
+    if len(rows) != 1:
+        sys.exit(f"FAIL {len(rows)} time-to-AUC rows, want 1: {rows}")
+    for key, want in EXPECTED.items():
+        got = rows[0][key]
+        ok = abs(got - want) <= 1e-9
+        print(f"{'ok  ' if ok else 'FAIL'} {key}: {got} (want {want})")
+        if not ok:
+            failures.append(key)
+    table = open(os.path.join(folder, "table.md")).read()
+    # sync's step over the epoch: 250 ms, GBA's 400 ms, in the table's own columns.
+    for cell in ("| 250.0 [", "| 400.0 [", "| 0.700 ["):
+        ok = cell in table
+        print(f"{'ok  ' if ok else 'FAIL'} table.md has '{cell}'")
+        if not ok:
+            failures.append(cell)
+sys.exit(f"industrial_table: {len(failures)} failed" if failures else 0)
