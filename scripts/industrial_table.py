@@ -3,7 +3,9 @@
 each mode's simulated time a global step (G samples) and GBA's speed-up over sync (sync's time
 a step over GBA's, paired by seed), with 95% intervals over the seeds; the straggler severity
 and the number of server shards where GBA overtakes sync; and each mode's time to the target
-AUC. Writes DIR/table.md and DIR/summary.json.
+AUC. A section whose sweeps set their own network model (`cluster.network_model` in a sweep's
+"set", DIR/sweeps/NAME.json) says so under its heading. Writes DIR/table.md and
+DIR/summary.json.
 
 Usage: scripts/industrial_table.py DIR"""
 import csv
@@ -25,6 +27,30 @@ def read(dir_, sweep):
     for r in rows:
         r["step_s"] = float(r["simulated_time_s"]) / max(1, int(r["global_steps"]))
     return rows
+
+
+def set_models(dir_, sweeps):
+    """{sweep: network model} for the sweeps among `sweeps` whose spec sets
+    cluster.network_model itself (the rest run base.json's)."""
+    out = {}
+    for name in sweeps:
+        path = os.path.join(dir_, "sweeps", name + ".json")
+        if os.path.exists(path):
+            with open(path) as f:
+                model = json.load(f).get("set", {}).get("cluster.network_model")
+            if model is not None:
+                out[name] = model
+    return out
+
+
+def model_note(lines, doc, dir_, sweeps):
+    """A line under a section's heading naming the network model its sweeps set, if any."""
+    models = set_models(dir_, sweeps)
+    if models:
+        doc.setdefault("network_models_set", {}).update(models)
+        lines += ["Network model set by the sweep: " + ", ".join(
+            f"{model} (`sweeps/{name}.json`)" for name, model in sorted(models.items())) +
+            "; the other sections run base.json's.", ""]
 
 
 def by_seed(rows, **match):
@@ -58,7 +84,7 @@ def time_to_auc(lines, doc, scale, preset, label, runs):
     gap = mean_interval([float(got["gba"][s]["final_auc"]) - float(got["sync"][s]["final_auc"])
                          for s in seeds])
     # A step over the whole epoch: the start, when every worker pulls at once, is a few of its
-    # hundreds of steps (in the 20-step timing runs above it weighs on GBA's step).
+    # hundreds of steps.
     step = mean_interval([got["sync"][s]["step_s"] / got["gba"][s]["step_s"] for s in seeds])
     for mode in ("sync", "gba"):
         rows = got[mode]
@@ -93,14 +119,15 @@ def crossing(points):
     return None
 
 
-def shards_section(lines, doc, presets, severity, shards, cell):
+def shards_section(lines, doc, dir_, presets, severity, shards, cell):
     """GBA against sync at 256 workers as the server shards grow: 16 shards from severity-256,
     more from shards-256 (GBA only: sync uses no shard), each paired with severity-256's sync
     runs by seed; and the shard count where GBA overtakes sync."""
     if not shards:
         return
-    lines += ["", "## GBA as the server shards grow (256 workers)", "",
-              "| workers, shards | preset | stragglers | sync ms a step | GBA ms a step | "
+    lines += ["", "## GBA as the server shards grow (256 workers)", ""]
+    model_note(lines, doc, dir_, ["severity-256", "shards-256"])
+    lines += ["| workers, shards | preset | stragglers | sync ms a step | GBA ms a step | "
               "GBA speed-up over sync | seeds |", "| --- | --- | --- | --- | --- | --- | --- |"]
     doc["shard_crossover"] = []
     crossings = []
@@ -153,7 +180,9 @@ def main():
             "speedup_high": s.high if n > 1 else None})
         return s if n else None
 
-    lines += ["## Sync on GPU nodes against GBA on the same GPUs", "", head, rule]
+    lines += ["## Sync on GPU nodes against GBA on the same GPUs", ""]
+    model_note(lines, doc, dir_, ["severity-256", "severity-1024", "pai-256", "pai-1024"])
+    lines += [head, rule]
     sev = {"256 w, 16 shards": read(dir_, "severity-256"),
            "1,024 w, 64 shards": read(dir_, "severity-1024")}
     pai = {"256 w, 16 shards": read(dir_, "pai-256"), "1,024 w, 64 shards": read(dir_, "pai-1024")}
@@ -172,8 +201,9 @@ def main():
             if sync or gba:
                 cell(scale, preset, "PAI job_1 replayed", sync, gba)
 
-    lines += ["", "## The paper's setting: sync on 256 GPUs against GBA on 1,024 CPU workers", "",
-              head, rule]
+    lines += ["", "## The paper's setting: sync on 256 GPUs against GBA on 1,024 CPU workers", ""]
+    model_note(lines, doc, dir_, ["severity-256", "cpu-pool"])
+    lines += [head, rule]
     pool = read(dir_, "cpu-pool")
     for preset in presets:
         for slow in ("1", "4"):
@@ -186,8 +216,9 @@ def main():
             if sync or gba:
                 cell("256 GPUs / 1,024 CPUs, 64 shards", preset, label, sync, gba, "GBA on CPUs")
 
-    lines += ["", "## Where GBA overtakes sync (256 workers, 16 shards)", "",
-              "| preset | GBA speed-up over sync at each slowdown of a quarter of the workers | "
+    lines += ["", "## Where GBA overtakes sync (256 workers, 16 shards)", ""]
+    model_note(lines, doc, dir_, ["severity-256"])
+    lines += ["| preset | GBA speed-up over sync at each slowdown of a quarter of the workers | "
               "GBA overtakes sync at |", "| --- | --- | --- |"]
     for preset in presets:
         points = []
@@ -211,23 +242,23 @@ def main():
         doc["crossover"][preset] = cross
         lines.append(f"| {preset} | " + ", ".join(f"{x:g}x: {y:.3f}" for x, y in points) +
                      f" | {where} |")
-    shards_section(lines, doc, presets, sev["256 w, 16 shards"], read(dir_, "shards-256"), cell)
+    shards_section(lines, doc, dir_, presets, sev["256 w, 16 shards"], read(dir_, "shards-256"), cell)
     doc["time_to_auc"] = []
-    pai_auc = read(dir_, "auc-256-pai")
-    pai_auc_1024 = read(dir_, "auc-1024-pai")
     # (the sweeps: sync's runs come from the first, GBA's from the others, or from the first
-    # where it is the only one; preset, scale, the PAI replay's runs)
-    studies = [(["auc-256"], "dlrm-dcnv2", "256 workers, 16 shards", pai_auc),
-               (["auc-256-wide-deep"], "wide-deep-outbrain", "256 workers, 16 shards", pai_auc),
+    # where it is the only one; preset, scale, the PAI replay's sweep)
+    studies = [(["auc-256"], "dlrm-dcnv2", "256 workers, 16 shards", "auc-256-pai"),
+               (["auc-256-wide-deep"], "wide-deep-outbrain", "256 workers, 16 shards",
+                "auc-256-pai"),
                (["auc-256-wide-deep", "auc-256-shards-64-wide-deep"], "wide-deep-outbrain",
-                "256 workers, GBA on 64 shards", []),
-               (["auc-1024"], "dlrm-dcnv2", "1,024 workers, 64 shards", pai_auc_1024),
+                "256 workers, GBA on 64 shards", None),
+               (["auc-1024"], "dlrm-dcnv2", "1,024 workers, 64 shards", "auc-1024-pai"),
                (["auc-1024-wide-deep"], "wide-deep-outbrain", "1,024 workers, 64 shards",
-                pai_auc_1024),
+                "auc-1024-pai"),
                (["auc-256-wide-deep", "auc-cpu-pool-wide-deep", "auc-cpu-pool-healthy-wide-deep"],
                 "wide-deep-outbrain",
-                "sync on 256 GPUs, GBA on 1,024 CPU workers, 64 shards", [])]
-    for sweeps, preset, scale, pai_runs in studies:
+                "sync on 256 GPUs, GBA on 1,024 CPU workers, 64 shards", None)]
+    for sweeps, preset, scale, pai_sweep in studies:
+        pai_runs = read(dir_, pai_sweep) if pai_sweep else []
         sync = [r for r in read(dir_, sweeps[0]) if r["training.mode"] == "sync"]
         gba = [r for name in (sweeps[1:] or sweeps) for r in read(dir_, name)
                if r["training.mode"] == "gba"]
@@ -241,8 +272,9 @@ def main():
                        [r for r in pai_runs if r["workload.preset"] == preset])]
         if not any(rows for _, rows in conditions):
             continue
-        lines += ["", f"## Time to AUC 0.75 with the proxy learning ({scale}, {preset})", "",
-                  "| stragglers | mode | reached | time-to-AUC (s) | final AUC | "
+        lines += ["", f"## Time to AUC 0.75 with the proxy learning ({scale}, {preset})", ""]
+        model_note(lines, doc, dir_, sweeps + ([pai_sweep] if pai_sweep else []))
+        lines += ["| stragglers | mode | reached | time-to-AUC (s) | final AUC | "
                   "GBA speed-up over sync to the target | final AUC, GBA - sync | "
                   "ms a step over the epoch | GBA speed-up a step over the epoch |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]

@@ -2,7 +2,8 @@
 """scripts/industrial_table.py's time-to-AUC rows against numbers worked out by hand, from a
 learning sweep of two paired seeds: GBA's speed-up to the target (sync's time over GBA's, paired
 by seed), the final-AUC gap, and each mode's step over the epoch (simulated time over global
-steps) with GBA's paired speed-up a step.
+steps) with GBA's paired speed-up a step; and the note under a section's heading naming the
+network model its sweep sets (and none for a sweep that sets none).
 
 Usage: industrial_table_test.py SCRIPTS_DIR"""
 import csv
@@ -31,6 +32,12 @@ with tempfile.TemporaryDirectory() as folder:
         w = csv.writer(f)
         w.writerow(FIELDS)
         w.writerows(ROWS)
+    # auc-256 sets its own network model; auc-256-pai, whose runs the section also reads, does not.
+    os.makedirs(os.path.join(folder, "sweeps"))
+    for name, set_ in (("auc-256", {"cluster.network_model": "LV08", "training.workers": 256}),
+                       ("auc-256-pai", {"training.workers": 256})):
+        with open(os.path.join(folder, "sweeps", name + ".json"), "w") as f:
+            json.dump({"base": "../base.json", "set": set_}, f)
     run = subprocess.run([sys.executable, os.path.join(sys.argv[1], "industrial_table.py"), folder],
                          capture_output=True, text=True)
     if run.returncode != 0:
@@ -46,9 +53,15 @@ with tempfile.TemporaryDirectory() as folder:
             failures.append(key)
     table = open(os.path.join(folder, "table.md")).read()
     # sync's step over the epoch: 250 ms, GBA's 400 ms, in the table's own columns.
-    for cell in ("| 250.0 [", "| 400.0 [", "| 0.700 ["):
+    note = "Network model set by the sweep: LV08 (`sweeps/auc-256.json`); the other"
+    for cell in ("| 250.0 [", "| 400.0 [", "| 0.700 [", note):
         ok = cell in table
         print(f"{'ok  ' if ok else 'FAIL'} table.md has '{cell}'")
         if not ok:
             failures.append(cell)
+    models = json.load(open(os.path.join(folder, "summary.json"))).get("network_models_set")
+    ok = models == {"auc-256": "LV08"}
+    print(f"{'ok  ' if ok else 'FAIL'} summary.json's network_models_set: {models}")
+    if not ok:
+        failures.append("network_models_set")
 sys.exit(f"industrial_table: {len(failures)} failed" if failures else 0)
