@@ -7,7 +7,7 @@ AUC. A section whose sweeps set their own network model (`cluster.network_model`
 "set", DIR/sweeps/NAME.json) says so under its heading. Writes DIR/table.md and
 DIR/summary.json.
 
-Usage: scripts/industrial_table.py DIR"""
+Usage: scripts/industrial_table.py [DIR]   (default results/industrial-scale)"""
 import csv
 import json
 import math
@@ -22,10 +22,26 @@ def read(dir_, sweep):
     path = os.path.join(dir_, "runs", sweep, "summary.csv")
     if not os.path.exists(path):
         return []
-    with open(path) as f:
-        rows = [r for r in csv.DictReader(f) if r["status"] in ("done", "completed")]
-    for r in rows:
-        r["step_s"] = float(r["simulated_time_s"]) / max(1, int(r["global_steps"]))
+    rows = []
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        missing = [k for k in ("seed", "status", "simulated_time_s",
+                               "global_steps") if k not in (reader.fieldnames or [])]
+        if missing:
+            raise ValueError(f"{path}: no column {missing[0]!r}")
+        for r in reader:
+            if r["status"] not in ("done", "completed"):
+                continue
+            try:
+                r["step_s"] = float(r["simulated_time_s"]) / max(1, int(r["global_steps"]))
+                int(r["seed"])
+            except ValueError:
+                raise ValueError(f"{path}, line {reader.line_num}: a done point with a seed, "
+                                 "simulated_time_s or global_steps that is not a number")
+            if not math.isfinite(r["step_s"]) or r["step_s"] < 0:
+                raise ValueError(f"{path}, line {reader.line_num}: simulated_time_s is "
+                                 f"{r['simulated_time_s']}")
+            rows.append(r)
     return rows
 
 
@@ -37,7 +53,14 @@ def set_models(dir_, sweeps):
         path = os.path.join(dir_, "sweeps", name + ".json")
         if os.path.exists(path):
             with open(path) as f:
-                model = json.load(f).get("set", {}).get("cluster.network_model")
+                try:
+                    spec = json.load(f)
+                except ValueError as e:
+                    raise ValueError(f"{path}: not valid JSON: {e}")
+            set_ = spec.get("set", {}) if isinstance(spec, dict) else None
+            if not isinstance(set_, dict):
+                raise ValueError(f"{path}: key 'set' is not an object")
+            model = set_.get("cluster.network_model")
             if model is not None:
                 out[name] = model
     return out
@@ -159,7 +182,12 @@ def shards_section(lines, doc, dir_, presets, severity, shards, cell):
 
 
 def main():
+    if len(sys.argv) > 2 or sys.argv[1:] in (["-h"], ["--help"]):
+        print(__doc__)
+        sys.exit(0 if len(sys.argv) == 2 else 2)
     dir_ = sys.argv[1] if len(sys.argv) > 1 else "results/industrial-scale"
+    if not os.path.isdir(dir_):
+        raise ValueError(f"{dir_}: no such folder")
     presets = ["dlrm-dcnv2", "wide-deep-outbrain"]
     lines, doc = [], {"cells": [], "crossover": {}}
     head = ("| workers, shards | preset | stragglers | sync ms a step | GBA ms a step | "
@@ -288,4 +316,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, ValueError) as e:
+        sys.exit(f"industrial_table.py: error: {e}")

@@ -3,7 +3,8 @@
 learning sweep of two paired seeds: GBA's speed-up to the target (sync's time over GBA's, paired
 by seed), the final-AUC gap, and each mode's step over the epoch (simulated time over global
 steps) with GBA's paired speed-up a step; and the note under a section's heading naming the
-network model its sweep sets (and none for a sweep that sets none).
+network model its sweep sets (and none for a sweep that sets none); and bad input (a sweep spec
+or summary it cannot read) gives an error naming the file, a non-zero exit and no table.
 
 Usage: industrial_table_test.py SCRIPTS_DIR"""
 import csv
@@ -64,4 +65,32 @@ with tempfile.TemporaryDirectory() as folder:
     print(f"{'ok  ' if ok else 'FAIL'} summary.json's network_models_set: {models}")
     if not ok:
         failures.append("network_models_set")
+
+# Bad input: a clear error naming the file (and the line), a non-zero exit, no traceback, and
+# no table written.
+BAD = [("a sweep spec that is not JSON", "sweeps/severity-256.json", '{"set": {',
+        "sweeps/severity-256.json: not valid JSON"),
+       ("a sweep spec whose set is a list", "sweeps/severity-256.json", '{"set": []}',
+        "sweeps/severity-256.json: key 'set' is not an object"),
+       ("a done point whose time is not a number", "runs/auc-256/summary.csv",
+        ",".join(FIELDS) + "\nsync-1,1,1,sync,done,10,0.75,0.765,abc,100\n",
+        "runs/auc-256/summary.csv, line 2: a done point"),
+       ("a done point with an infinite time", "runs/auc-256/summary.csv",
+        ",".join(FIELDS) + "\nsync-1,1,1,sync,done,10,0.75,0.765,inf,100\n",
+        "runs/auc-256/summary.csv, line 2: simulated_time_s is inf"),
+       ("a summary without global_steps", "runs/auc-256/summary.csv",
+        "point,seed,status,simulated_time_s\nsync-1,1,done,20\n",
+        "runs/auc-256/summary.csv: no column 'global_steps'")]
+for what, rel, content, message in BAD:
+    with tempfile.TemporaryDirectory() as folder:
+        os.makedirs(os.path.join(folder, os.path.dirname(rel)))
+        with open(os.path.join(folder, rel), "w") as f:
+            f.write(content)
+        run = subprocess.run([sys.executable, os.path.join(sys.argv[1], "industrial_table.py"),
+                              folder], capture_output=True, text=True)
+        ok = (run.returncode != 0 and message in run.stderr and "Traceback" not in run.stderr
+              and not os.path.exists(os.path.join(folder, "table.md")))
+        print(f"{'ok  ' if ok else 'FAIL'} {what}: exit {run.returncode}, {run.stderr.strip()}")
+        if not ok:
+            failures.append(what)
 sys.exit(f"industrial_table: {len(failures)} failed" if failures else 0)
