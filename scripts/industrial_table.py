@@ -121,7 +121,8 @@ def time_to_auc(lines, doc, scale, preset, label, runs):
             f"{(text(gap, 4) if gap.n else '-') if mode == 'gba' else ''} | "
             f"{text(mean_interval([r['step_s'] * 1e3 for r in rows.values()]), 1)} | "
             f"{(text(step, 3) if step.n else '-') if mode == 'gba' else ''} |")
-    doc["time_to_auc"].append({"scale": scale, "preset": preset, "stragglers": label, "seeds": len(seeds),
+    doc["time_to_auc"].append({"scale": scale, "preset": preset, "stragglers": label,
+                               "seeds": len(seeds),
                                "both_reached": len(reached),
                                "speedup": ratio.mean if ratio.n else None,
                                "final_auc_gap": gap.mean if gap.n else None,
@@ -270,7 +271,8 @@ def main():
         doc["crossover"][preset] = cross
         lines.append(f"| {preset} | " + ", ".join(f"{x:g}x: {y:.3f}" for x, y in points) +
                      f" | {where} |")
-    shards_section(lines, doc, dir_, presets, sev["256 w, 16 shards"], read(dir_, "shards-256"), cell)
+    shards_section(lines, doc, dir_, presets, sev["256 w, 16 shards"], read(dir_, "shards-256"),
+                   cell)
     doc["time_to_auc"] = []
     # (the sweeps: sync's runs come from the first, GBA's from the others, or from the first
     # where it is the only one; preset, scale, the PAI replay's sweep)
